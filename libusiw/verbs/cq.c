@@ -1,0 +1,147 @@
+/* ibv_create_cq / ibv_destroy_cq / ibv_poll_cq / ibv_req_notify_cq. */
+#include "cq.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "comp_channel.h"
+#include "context.h"
+#include "limits.h"
+
+static uint32_t ring_size_for(uint32_t cqe)
+{
+	uint32_t size = 1;
+
+	while (size < cqe)
+		size <<= 1;
+	return size;
+}
+
+struct ibv_cq *usiw_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct usiw_context *ctx = usiw_context_of(context);
+
+	/* A channel from another device (or another open of this one) would
+	 * never be read by whoever waits on this context's events. */
+	if (cqe < 1 || cqe > USIW_MAX_CQE || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors ||
+	    (channel && channel->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (atomic_fetch_add(&ctx->cq_count, 1) >= USIW_MAX_CQ) {
+		errno = ENOMEM;
+		goto err_count;
+	}
+	struct usiw_cq *cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		goto err_count;
+	}
+	uint32_t size = ring_size_for((uint32_t)cqe);
+	cq->ring = calloc(size, sizeof(*cq->ring));
+	if (!cq->ring) {
+		errno = ENOMEM;
+		goto err_cq;
+	}
+	int rc = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (rc) {
+		errno = rc;
+		goto err_ring;
+	}
+	cq->mask = size - 1;
+	/* ibv_create_cq(3): cqe is set to the real capacity, >= the request. */
+	cq->ibv_cq.cqe = (int)size;
+	return &cq->ibv_cq;
+
+err_ring:
+	free(cq->ring);
+err_cq:
+	free(cq);
+err_count:
+	atomic_fetch_sub(&ctx->cq_count, 1);
+	return NULL;
+}
+
+int usiw_destroy_cq(struct ibv_cq *ibv_cq)
+{
+	struct usiw_cq *cq = usiw_cq_of(ibv_cq);
+
+	if (atomic_load(&cq->users))
+		return EBUSY;
+
+	/* ibv_get_cq_event(3): destroying a CQ waits until every event it
+	 * reported has been acknowledged with ibv_ack_cq_events, which
+	 * counts them in comp_events_completed and signals cond. */
+	pthread_mutex_lock(&ibv_cq->mutex);
+	while (ibv_cq->comp_events_completed != atomic_load(&cq->events_reported))
+		pthread_cond_wait(&ibv_cq->cond, &ibv_cq->mutex);
+	pthread_mutex_unlock(&ibv_cq->mutex);
+
+	atomic_fetch_sub(&usiw_context_of(ibv_cq->context)->cq_count, 1);
+	pthread_spin_destroy(&cq->lock);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
+{
+	struct usiw_cq *cq = usiw_cq_of(ibv_cq);
+	int n = 0;
+
+	if (num_entries < 0)
+		return -EINVAL;
+	pthread_spin_lock(&cq->lock);
+	while (n < num_entries && cq->head != cq->tail) {
+		wc[n++] = cq->ring[cq->head & cq->mask];
+		cq->head++;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
+{
+	struct usiw_cq *cq = usiw_cq_of(ibv_cq);
+	enum usiw_cq_arm want = solicited_only ? USIW_CQ_ARMED_SOLICITED
+					       : USIW_CQ_ARMED_ANY;
+
+	/* Arming for any completion includes the solicited ones, so a
+	 * solicited-only request never weakens an arm already in place. */
+	pthread_spin_lock(&cq->lock);
+	if (want > cq->arm)
+		cq->arm = want;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	bool fire;
+
+	pthread_spin_lock(&cq->lock);
+	if (cq->tail - cq->head > cq->mask) {
+		pthread_spin_unlock(&cq->lock);
+		return -ENOSPC;
+	}
+	cq->ring[cq->tail & cq->mask] = *wc;
+	cq->tail++;
+	fire = cq->arm == USIW_CQ_ARMED_ANY ||
+	       (cq->arm == USIW_CQ_ARMED_SOLICITED &&
+		(solicited || wc->status != IBV_WC_SUCCESS));
+	if (fire)
+		cq->arm = USIW_CQ_DISARMED;
+	pthread_spin_unlock(&cq->lock);
+
+	/* Counted before the record is written, so that ibv_destroy_cq never
+	 * sees an event acknowledged that it has not seen reported. */
+	struct ibv_comp_channel *channel = cq->ibv_cq.channel;
+	if (fire && channel) {
+		atomic_fetch_add(&cq->events_reported, 1);
+		if (usiw_comp_channel_notify(channel, &cq->ibv_cq))
+			atomic_fetch_sub(&cq->events_reported, 1);
+	}
+	return 0;
+}
