@@ -1,0 +1,220 @@
+/* RDMAP endpoint life cycle: creation, completion delivery, the error state
+ * (Terminate, transport failure, flush) and acknowledgements. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddp-rdmap/rdmap_ep_internal.h"
+
+/* The smallest segment payload that still holds every control message. */
+#define MIN_SEG_PAYLOAD 128u
+
+static bool attr_valid(const struct rdmap_ep_attr *a)
+{
+	return a->sq_depth && a->max_send_sge && a->max_recv_sge && a->ord && a->ird &&
+	       (a->srq || a->rq_depth) && a->max_seg_payload >= MIN_SEG_PAYLOAD &&
+	       a->transport && a->transport->xmit && a->mr && a->mr->lookup &&
+	       a->mr->invalidate && a->complete &&
+	       (!a->srq || rdmap_srq_max_sge(a->srq) <= a->max_recv_sge);
+}
+
+struct rdmap_ep *rdmap_ep_create(const struct rdmap_ep_attr *attr)
+{
+	if (!attr_valid(attr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct rdmap_ep *ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return NULL;
+	ep->attr = *attr;
+	/* an SRQ endpoint binds at most rq_depth SRQ receives at a time */
+	if (!ep->attr.rq_depth)
+		ep->attr.rq_depth = attr->sq_depth;
+	const struct rdmap_ep_attr *a = &ep->attr;
+
+	ep->sq = calloc(a->sq_depth, sizeof(*ep->sq));
+	ep->sq_sges = calloc((size_t)a->sq_depth * a->max_send_sge, sizeof(*ep->sq_sges));
+	ep->sq_inline = a->max_inline ? calloc(a->sq_depth, a->max_inline) : NULL;
+	ep->ord = calloc(a->ord, sizeof(*ep->ord));
+	ep->rq = calloc(a->rq_depth, sizeof(*ep->rq));
+	ep->rq_sges = calloc((size_t)a->rq_depth * a->max_recv_sge, sizeof(*ep->rq_sges));
+	ep->ird = calloc(a->ird, sizeof(*ep->ird));
+	if (!ep->sq || !ep->sq_sges || (a->max_inline && !ep->sq_inline) || !ep->ord || !ep->rq ||
+	    !ep->rq_sges || !ep->ird) {
+		rdmap_ep_destroy(ep);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < a->sq_depth; i++) {
+		ep->sq[i].tx.kind = TX_OWNER_SEND_WQE;
+		ep->sq[i].sges = &ep->sq_sges[(size_t)i * a->max_send_sge];
+	}
+	for (uint32_t i = 0; i < a->rq_depth; i++)
+		ep->rq[i].sges = &ep->rq_sges[(size_t)i * a->max_recv_sge];
+	for (uint32_t i = 0; i < a->ird; i++)
+		ep->ird[i].tx.kind = TX_OWNER_INBOUND_REQ;
+	ep->term_tx.kind = TX_OWNER_TERMINATE;
+	ep->next_send_msn = DDP_FIRST_MSN;
+	ep->next_rreq_msn = DDP_FIRST_MSN;
+	ep->rq_head_msn = DDP_FIRST_MSN;
+	ep->ird_free_msn = DDP_FIRST_MSN;
+	ep->ird_exec_msn = DDP_FIRST_MSN;
+	ep->next_atomic_resp_msn = DDP_FIRST_MSN;
+	ep->state = RDMAP_EP_RTS;
+	return ep;
+}
+
+void rdmap_ep_destroy(struct rdmap_ep *ep)
+{
+	if (!ep)
+		return;
+	free(ep->sq);
+	free(ep->sq_sges);
+	free(ep->sq_inline);
+	free(ep->ord);
+	free(ep->rq);
+	free(ep->rq_sges);
+	free(ep->ird);
+	free(ep);
+}
+
+void ep_deliver(struct rdmap_ep *ep, const struct rdmap_wc *wc)
+{
+	ep->attr.complete(ep->attr.complete_ctx, wc);
+}
+
+struct send_wqe *ep_oldest_started(struct rdmap_ep *ep)
+{
+	if (ep->sq_head == ep->sq_tail)
+		return NULL;
+	struct send_wqe *w = sq_at(ep, ep->sq_head);
+	return w->started ? w : NULL;
+}
+
+enum rdmap_wc_opcode send_wc_opcode(enum rdmap_wr_opcode op)
+{
+	switch (op) {
+	case RDMAP_WR_RDMA_WRITE:
+	case RDMAP_WR_RDMA_WRITE_WITH_IMM:
+		return RDMAP_WC_RDMA_WRITE;
+	case RDMAP_WR_RDMA_READ:
+		return RDMAP_WC_RDMA_READ;
+	case RDMAP_WR_ATOMIC_FETCH_ADD:
+		return RDMAP_WC_FETCH_ADD;
+	case RDMAP_WR_ATOMIC_CMP_SWP:
+		return RDMAP_WC_COMP_SWAP;
+	default:
+		return RDMAP_WC_SEND;
+	}
+}
+
+static void flush_send_queue(struct rdmap_ep *ep)
+{
+	for (; ep->sq_head != ep->sq_tail; ep->sq_head++) {
+		struct send_wqe *w = sq_at(ep, ep->sq_head);
+		struct rdmap_wc wc = {
+			.wr_id = w->wr_id,
+			.opcode = send_wc_opcode(w->opcode),
+			.status = w->status != RDMAP_WC_SUCCESS ? w->status : RDMAP_WC_WR_FLUSH_ERR,
+		};
+		ep_deliver(ep, &wc);
+	}
+	ep->sq_tx = ep->sq_tail;
+	ep->ord_used = 0;
+	memset(ep->ord, 0, ep->attr.ord * sizeof(*ep->ord));
+}
+
+static void flush_recv_queue(struct rdmap_ep *ep)
+{
+	for (; ep->rq_count; ep->rq_count--) {
+		struct recv_wqe *w = &ep->rq[ep->rq_head];
+		struct rdmap_wc wc = {
+			.wr_id = w->wr_id,
+			.opcode = RDMAP_WC_RECV,
+			.status = w->status != RDMAP_WC_SUCCESS ? w->status : RDMAP_WC_WR_FLUSH_ERR,
+		};
+		ep->rq_head = (ep->rq_head + 1) % ep->attr.rq_depth;
+		ep_deliver(ep, &wc);
+	}
+}
+
+void ep_enter_error(struct rdmap_ep *ep)
+{
+	if (ep->state == RDMAP_EP_ERROR)
+		return;
+	ep->state = RDMAP_EP_ERROR;
+	flush_send_queue(ep);
+	flush_recv_queue(ep);
+	for (uint32_t i = 0; i < ep->attr.ird; i++)
+		ep->ird[i].state = INBOUND_FREE;
+}
+
+void ep_terminate(struct rdmap_ep *ep, struct term_code code, const uint8_t *seg, size_t len)
+{
+	if (ep->state == RDMAP_EP_ERROR)
+		return;
+	term_build(&ep->term_sent, code, seg, len);
+	ep->term_sent_valid = true;
+	ep->term_len = rdmap_terminate_encode(&ep->term_sent, ep->term_buf);
+	ep->term_pending = true;
+	ep->counters.terminates_sent++;
+	ep_enter_error(ep);
+}
+
+void rdmap_ep_fail(struct rdmap_ep *ep, enum rdmap_fail_reason reason)
+{
+	if (ep->state == RDMAP_EP_ERROR)
+		return;
+	struct send_wqe *w = ep_oldest_started(ep);
+	if (w && w->status == RDMAP_WC_SUCCESS)
+		w->status = reason == RDMAP_FAIL_LOCAL ? RDMAP_WC_FATAL_ERR : RDMAP_WC_RETRY_EXC_ERR;
+	/* the transport is gone: no Terminate can reach the peer */
+	ep->term_pending = false;
+	ep_enter_error(ep);
+}
+
+void rdmap_ep_acked(struct rdmap_ep *ep, void *cookie)
+{
+	struct tx_owner *owner = cookie;
+
+	if (owner->unacked)
+		owner->unacked--;
+	if (ep->state == RDMAP_EP_ERROR)
+		return;
+	if (owner->kind == TX_OWNER_SEND_WQE)
+		sq_complete_ready(ep);
+	else if (owner->kind == TX_OWNER_INBOUND_REQ)
+		responder_release_acked(ep);
+}
+
+void rdmap_ep_in_order(struct rdmap_ep *ep, uint32_t next_psn)
+{
+	if (ep->state == RDMAP_EP_ERROR)
+		return;
+	ep->in_order_valid = true;
+	ep->in_order_psn = next_psn;
+	responder_execute_ready(ep);
+	if (ep->state == RDMAP_EP_RTS)
+		rq_complete_ready(ep);
+	if (ep->state == RDMAP_EP_RTS)
+		sq_complete_ready(ep);
+}
+
+enum rdmap_ep_state rdmap_ep_state(const struct rdmap_ep *ep)
+{
+	return ep->state;
+}
+
+const struct rdmap_ep_counters *rdmap_ep_counters(const struct rdmap_ep *ep)
+{
+	return &ep->counters;
+}
+
+bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out)
+{
+	if (sent ? !ep->term_sent_valid : !ep->term_recv_valid)
+		return false;
+	*out = sent ? ep->term_sent : ep->term_recv;
+	return true;
+}
