@@ -1,0 +1,79 @@
+/* A simulated lossy link between two endpoints, A and B, in virtual time.
+ *
+ * Bytes in, bytes out: it carries any protocol.  Each direction has its own
+ * loss, duplication, reordering, delay (+ jitter), corruption and optional
+ * rate limit; a partition cuts both directions for a while.  Everything is
+ * driven by a seeded PRNG, so a run is reproducible from its config.
+ *
+ * The link also runs the endpoints' timers: ops.next_timer() says when they
+ * next need to run and ops.timer() runs them, so a whole conversation
+ * advances in virtual time by calling simlink_run(). */
+#ifndef USIW_TESTS_SIMLINK_H
+#define USIW_TESTS_SIMLINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum simlink_side { SIMLINK_A = 0, SIMLINK_B = 1 };
+
+/* Impairments of one direction; rates are fractions of packets. */
+struct simlink_dir_config {
+	double loss, dup, reorder, corrupt;
+	uint64_t delay_ns;         /* fixed one-way delay */
+	uint64_t jitter_ns;        /* + uniform [0, jitter_ns] */
+	uint64_t reorder_delay_ns; /* a reordered packet is held up to this much
+	                              longer; 0 = 2 * delay + 10 us */
+	uint64_t rate_bps;         /* serialization rate; 0 = unlimited */
+};
+
+struct simlink_config {
+	struct simlink_dir_config dir[2]; /* [SIMLINK_A]: A to B, [SIMLINK_B]: B to A */
+	uint64_t seed;
+	uint64_t partition_at_ns;  /* the link is cut in [at, at + len) */
+	uint64_t partition_len_ns; /* 0 = no partition */
+};
+
+struct simlink_ops {
+	/* A packet arrives at side `to`; buf is valid during the call only. */
+	void (*deliver)(void *ctx, enum simlink_side to, const void *buf, size_t len);
+	/* Optional: absolute virtual time the endpoints next need timer(), or
+	 * UINT64_MAX. */
+	uint64_t (*next_timer)(void *ctx);
+	void (*timer)(void *ctx);
+};
+
+struct simlink_dir_stats {
+	uint64_t sent, delivered, lost, partitioned, duplicated, reordered, corrupted;
+};
+
+struct simlink;
+
+/* No impairment, delay 0, seed 1. */
+void simlink_config_default(struct simlink_config *cfg);
+/* Parse the usiw-impair SPEC into cfg (both directions), on top of what cfg
+ * already holds: comma-separated key=value with keys loss, dup, reorder,
+ * corrupt (fractions), delay_us, jitter_us, reorder_delay_us, rate_mbps, seed,
+ * partition_ms=T@AT (cut for T ms starting AT ms after time 0).
+ * Returns 0, or -1 on a syntax error or an unknown key. */
+int simlink_config_parse(struct simlink_config *cfg, const char *spec);
+
+struct simlink *simlink_create(const struct simlink_config *cfg,
+                               const struct simlink_ops *ops, void *ctx);
+void simlink_destroy(struct simlink *link);
+
+/* Send from side `from`; the bytes are copied. */
+void simlink_send(struct simlink *link, enum simlink_side from, const void *buf, size_t len);
+uint64_t simlink_now(const struct simlink *link);
+/* Process the next event (a delivery or the timers) if it is due no later
+ * than until_ns.  Returns false, with the clock moved to until_ns, if none. */
+bool simlink_step(struct simlink *link, uint64_t until_ns);
+/* Step until until_ns, or until done(arg) returns true (checked after every
+ * event; done may be NULL).  Returns true if done() ended the run. */
+bool simlink_run(struct simlink *link, uint64_t until_ns, bool (*done)(void *arg), void *arg);
+/* Packets sent but not delivered or dropped yet. */
+size_t simlink_in_flight(const struct simlink *link);
+void simlink_stats(const struct simlink *link, enum simlink_side from,
+                   struct simlink_dir_stats *stats);
+
+#endif

@@ -1,0 +1,361 @@
+/* Message streams over the simulated link: exactly-once delivery with
+ * content checks and a correct in-order point (asserted inside the fixture's
+ * callbacks) under loss, reordering, duplication and corruption; partitions;
+ * RTT estimation, backoff, the receive window, congestion control, PSN
+ * wrap-around. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "pair.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define US 1000ull
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+static struct simlink_config link_from_spec(const char *spec)
+{
+	struct simlink_config cfg;
+
+	simlink_config_default(&cfg);
+	assert_int_equal(simlink_config_parse(&cfg, spec), 0);
+	return cfg;
+}
+
+/* Both directions stream n messages at once (data and ACKs piggyback), and
+ * everything is delivered exactly once and acknowledged. */
+static void run_bidirectional(const char *spec, uint32_t n, struct trp_stats st[2])
+{
+	struct simlink_config lc = link_from_spec(spec);
+	struct pair p;
+
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 0x1000, 0x2000);
+	pair_stream(&p, SIMLINK_A, n, 1000);
+	pair_stream(&p, SIMLINK_B, n, 300);
+	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(p.peer[s].n_acked_ok, n);
+		assert_int_equal(p.peer[s].n_acked_err, 0);
+		assert_int_equal(p.peer[s].n_delivered, n);
+		assert_int_equal(p.peer[s].in_order_msgs, n);
+		assert_int_equal(p.peer[s].window_violations, 0);
+		for (uint32_t i = 0; i < n; i++) {
+			assert_int_equal(p.peer[s].delivered[i], 1);
+			assert_int_equal(p.peer[s].ack_count[i], 1);
+		}
+		peer_stats(&p.peer[s], &st[s]);
+		assert_int_equal(st[s].window_dropped, 0);
+		assert_int_equal(trp_conn_state(p.peer[s].conn), TRP_STATE_ESTABLISHED);
+	}
+	pair_fini(&p);
+}
+
+static void test_no_loss(void **state)
+{
+	struct trp_stats st[2];
+
+	(void)state;
+	run_bidirectional("delay_us=20,seed=1", 3000, st);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(st[s].retransmits, 0);
+		assert_int_equal(st[s].dup_dropped, 0);
+		assert_int_equal(st[s].checksum_dropped, 0);
+	}
+}
+
+static void test_one_percent(void **state)
+{
+	struct trp_stats st[2];
+
+	(void)state;
+	run_bidirectional("loss=0.01,dup=0.01,reorder=0.01,corrupt=0.01,delay_us=20,jitter_us=5,seed=2",
+	                  3000, st);
+	for (int s = 0; s < 2; s++) {
+		assert_true(st[s].retransmits > 0);
+		assert_true(st[s].fast_retransmits > 0);
+		assert_true(st[s].sacks_rcvd > 0);
+		assert_true(st[s].dup_dropped > 0);
+		assert_true(st[s].checksum_dropped > 0); /* corruption caught by CRC32C */
+	}
+}
+
+static void test_ten_percent(void **state)
+{
+	struct trp_stats st[2];
+
+	(void)state;
+	run_bidirectional("loss=0.1,dup=0.05,reorder=0.05,corrupt=0.02,delay_us=50,jitter_us=20,seed=3",
+	                  2000, st);
+	for (int s = 0; s < 2; s++) {
+		assert_true(st[s].timeouts > 0);
+		assert_true(st[s].fast_retransmits > 0);
+		assert_true(st[s].checksum_dropped > 0);
+	}
+}
+
+/* PSNs start just below 2^32 on both sides and wrap mid-stream, with loss. */
+static void test_psn_wrap(void **state)
+{
+	struct simlink_config lc = link_from_spec("loss=0.02,reorder=0.02,delay_us=10,seed=4");
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_connect(&p, 0xffffff00u, 0xfffffff0u);
+	pair_stream(&p, SIMLINK_A, 1000, 100);
+	pair_stream(&p, SIMLINK_B, 1000, 100);
+	assert_int_equal(p.peer[1].data_base, 0xffffff01u);
+	assert_int_equal(p.peer[0].data_base, 0xfffffff1u);
+	assert_true(pair_run(&p, 30 * SEC, pair_stream_done, &p));
+	assert_int_equal(trp_shutdown(p.peer[1].conn), 0);
+	assert_true(pair_run(&p, simlink_now(p.link) + 10 * SEC, pair_both_closed, &p));
+	struct trp_stats st;
+	peer_stats(&p.peer[0], &st);
+	assert_true(st.snd_nxt < 0x1000); /* really wrapped */
+	pair_fini(&p);
+}
+
+/* A partition longer than the retry bound fails both sides with an error
+ * event, and every packet sent is reported exactly once: acknowledged
+ * (and then delivered) or failed. */
+static void test_long_partition_fails_both(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=20,partition_ms=30000@5,seed=5");
+	struct pair p;
+	int status;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, 100000, 500);
+	assert_true(pair_run(&p, 30 * SEC, pair_both_failed, &p));
+	assert_true(peer_has_event(&p.peer[0], TRP_EV_FAILED, &status));
+	assert_int_equal(status, TRP_ERR_TIMEOUT);
+	/* B had nothing outstanding: its keepalives found the peer dead. */
+	assert_true(peer_has_event(&p.peer[1], TRP_EV_FAILED, &status));
+	assert_int_equal(status, TRP_ERR_DEAD_PEER);
+
+	struct pair_peer *a = &p.peer[0], *b = &p.peer[1];
+	assert_true(a->n_sent > 0 && a->n_sent < 100000);
+	assert_int_equal(a->n_acked_ok + a->n_acked_err, a->n_sent);
+	assert_true(a->n_acked_err > 0);
+	for (uint32_t i = 0; i < a->n_sent; i++) {
+		assert_int_equal(a->ack_count[i], 1);
+		if (a->ack_status[i] == TRP_OK)
+			assert_int_equal(b->delivered[i], 1);
+		else
+			assert_int_equal(a->ack_status[i], TRP_ERR_TIMEOUT);
+	}
+	/* The failed connection refuses more work and has no timers left. */
+	assert_int_equal(trp_send(a->conn, NULL, 0, "x", 1, NULL), -ENOTCONN);
+	assert_int_equal(trp_next_deadline(a->conn), UINT64_MAX);
+	assert_int_equal(trp_next_deadline(b->conn), UINT64_MAX);
+	pair_fini(&p);
+}
+
+/* A partition shorter than the retry bound only delays the stream. */
+static void test_short_partition_recovers(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=20,partition_ms=60@1,seed=6");
+	struct pair p;
+	struct trp_stats st;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, 20000, 200);
+	pair_stream(&p, SIMLINK_B, 2000, 200);
+	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
+	assert_true(simlink_now(p.link) > 61 * MS);
+	assert_int_equal(p.peer[0].n_acked_ok, 20000);
+	assert_int_equal(p.peer[1].n_delivered, 20000);
+	peer_stats(&p.peer[0], &st);
+	assert_true(st.timeouts > 0);
+	pair_fini(&p);
+}
+
+/* SRTT converges to the link's round trip (2 x 200 us, plus at most the
+ * delayed-ACK time), RTTVAR becomes small, RTO sits at its floor. */
+static void test_rtt_converges_to_link_delay(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=200,seed=7");
+	struct trp_config cfg;
+	struct pair p;
+	struct trp_stats st;
+
+	(void)state;
+	trp_config_default(&cfg);
+	cfg.ack_every = 1; /* every packet acknowledged at once: RTT = 2 x delay */
+	cfg.rto_min_ns = 100 * US;
+	pair_init(&p, &lc, &cfg);
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, 2000, 64);
+	assert_true(pair_run(&p, 10 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &st);
+	assert_true(st.srtt_ns >= 400 * US && st.srtt_ns <= 410 * US);
+	assert_true(st.rttvar_ns < 20 * US);
+	assert_true(st.rto_ns >= st.srtt_ns && st.rto_ns < 500 * US);
+	pair_fini(&p);
+}
+
+struct rto_trace {
+	uint64_t rto[16];
+	unsigned n;
+};
+
+static bool drop_everything(struct pair *p, enum simlink_side to, const struct trp_header *h)
+{
+	(void)p, (void)to, (void)h;
+	return false;
+}
+
+/* Every timeout doubles the RTO (up to rto_max) until the retry bound. */
+static void test_backoff_doubles(void **state)
+{
+	struct trp_config cfg;
+	struct pair p;
+	struct rto_trace trace = { .n = 0 };
+	struct trp_stats st;
+
+	(void)state;
+	trp_config_default(&cfg);
+	cfg.rto_initial_ns = 2 * MS;
+	cfg.rto_max_ns = 100 * MS;
+	cfg.max_retries = 10;
+	pair_init(&p, NULL, &cfg);
+	pair_establish(&p, 1, 2);
+	p.filter = drop_everything;
+	pair_stream(&p, SIMLINK_A, 1, 10);
+	for (;;) {
+		peer_stats(&p.peer[0], &st);
+		if (st.timeouts == trace.n) {
+			trace.rto[trace.n++] = st.rto_ns;
+			if (trace.n == cfg.max_retries)
+				break;
+		}
+		assert_true(simlink_step(p.link, 10 * SEC));
+	}
+	assert_int_equal(trace.rto[0], 2 * MS);
+	for (unsigned i = 1; i < trace.n; i++) {
+		uint64_t want = trace.rto[i - 1] * 2;
+		assert_int_equal(trace.rto[i], want < cfg.rto_max_ns ? want : cfg.rto_max_ns);
+	}
+	assert_int_equal(trace.rto[trace.n - 1], cfg.rto_max_ns);
+	pair_fini(&p);
+}
+
+/* A receiver advertising 8 packets is never sent more than that, even with
+ * a large congestion window, loss and reordering; it never drops for window. */
+static void test_window_never_exceeded(void **state)
+{
+	struct simlink_config lc = link_from_spec("loss=0.02,reorder=0.05,delay_us=30,seed=8");
+	struct trp_config cfg;
+	struct pair p;
+	struct trp_stats a, b;
+
+	(void)state;
+	trp_config_default(&cfg);
+	cfg.initial_cwnd = 256;
+	pair_init(&p, &lc, &cfg);
+	pair_connect(&p, 1, 2);
+	trp_set_recv_window(p.peer[1].conn, 8);
+	pair_run(&p, simlink_now(p.link) + 1 * MS, NULL, NULL);
+	pair_stream(&p, SIMLINK_A, 3000, 300);
+	assert_true(pair_run(&p, 30 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &a);
+	peer_stats(&p.peer[1], &b);
+	assert_int_equal(a.peer_window, 8);
+	assert_int_equal(b.recv_window, 8);
+	assert_int_equal(p.peer[1].window_violations, 0);
+	assert_int_equal(b.window_dropped, 0);
+	pair_fini(&p);
+}
+
+/* A zero window stops the sender; reopening it resumes the stream. */
+static void test_zero_window_then_reopen(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, NULL, NULL);
+	pair_connect(&p, 1, 2);
+	trp_set_recv_window(p.peer[1].conn, 0);
+	pair_run(&p, simlink_now(p.link) + 1 * MS, NULL, NULL);
+	pair_stream(&p, SIMLINK_A, 100, 100);
+	pair_run(&p, simlink_now(p.link) + 50 * MS, NULL, NULL);
+	assert_int_equal(p.peer[1].n_delivered, 0);
+	assert_false(trp_can_send(p.peer[0].conn));
+	trp_set_recv_window(p.peer[1].conn, 16);
+	assert_true(pair_run(&p, simlink_now(p.link) + 5 * SEC, pair_stream_done, &p));
+	assert_int_equal(p.peer[1].n_delivered, 100);
+	pair_fini(&p);
+}
+
+struct cwnd_trace {
+	uint32_t max_before_drop, min_after;
+	bool shrank;
+};
+
+static bool trace_cwnd(struct pair *p, enum simlink_side to, const struct trp_header *h)
+{
+	struct cwnd_trace *t = p->test_state;
+	struct trp_stats st;
+
+	(void)to, (void)h;
+	peer_stats(&p->peer[0], &st);
+	if (st.cwnd > t->max_before_drop && !t->shrank)
+		t->max_before_drop = st.cwnd;
+	if (st.cwnd < t->max_before_drop) {
+		t->shrank = true;
+		if (!t->min_after || st.cwnd < t->min_after)
+			t->min_after = st.cwnd;
+	}
+	return true;
+}
+
+/* The congestion window grows without loss and shrinks when loss appears. */
+static void test_cwnd_shrinks_on_loss(void **state)
+{
+	struct simlink_config lc = link_from_spec("loss=0.01,delay_us=50,seed=9");
+	struct pair p;
+	struct cwnd_trace t = {0, 0, false};
+	struct trp_stats st;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	p.filter = trace_cwnd;
+	p.test_state = &t;
+	pair_stream(&p, SIMLINK_A, 5000, 500);
+	assert_true(pair_run(&p, 30 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &st);
+	assert_true(t.max_before_drop > 16); /* it grew from the initial 16 */
+	assert_true(t.shrank);
+	assert_true(t.min_after <= t.max_before_drop / 2);
+	assert_true(st.ssthresh < 512);
+	assert_true(st.fast_retransmits > 0);
+	pair_fini(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_loss),
+		cmocka_unit_test(test_one_percent),
+		cmocka_unit_test(test_ten_percent),
+		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_long_partition_fails_both),
+		cmocka_unit_test(test_short_partition_recovers),
+		cmocka_unit_test(test_rtt_converges_to_link_delay),
+		cmocka_unit_test(test_backoff_doubles),
+		cmocka_unit_test(test_window_never_exceeded),
+		cmocka_unit_test(test_zero_window_then_reopen),
+		cmocka_unit_test(test_cwnd_shrinks_on_loss),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

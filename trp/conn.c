@@ -1,0 +1,516 @@
+/* The connection state machine: setup (three-way handshake or handshake-less
+ * establish), input dispatch, timers, shutdown and failure.  See
+ * docs/protocol-trp.md for the state diagram. */
+#include "trp/conn.h"
+#include "trp/psn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+void trp_config_default(struct trp_config *cfg)
+{
+	*cfg = (struct trp_config){
+		.send_slots = 512,
+		.recv_window = 512,
+		.initial_cwnd = 16,
+		.rto_initial_ns = 10 * 1000 * 1000,
+		.rto_min_ns = 1000 * 1000,
+		.rto_max_ns = 1000 * 1000 * 1000,
+		.max_retries = 8,
+		.ack_every = 4,
+		.ack_delay_ns = 50 * 1000,
+		.keepalive_ns = 100 * 1000 * 1000,
+		.keepalive_probes = 5,
+		.checksum = true,
+	};
+}
+
+static bool power_of_two(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static bool config_valid(const struct trp_config *cfg)
+{
+	return power_of_two(cfg->send_slots) && cfg->send_slots >= 2 &&
+	       cfg->send_slots <= (1u << 20) && power_of_two(cfg->recv_window) &&
+	       cfg->recv_window >= 2 && cfg->recv_window <= (1u << 15) &&
+	       cfg->initial_cwnd >= 1 && cfg->rto_min_ns > 0 &&
+	       cfg->rto_min_ns <= cfg->rto_max_ns && cfg->ack_every >= 1 &&
+	       cfg->keepalive_ns > 0;
+}
+
+struct trp_conn *trp_conn_create(const struct trp_config *cfg,
+                                 const struct trp_ops *ops, void *ctx)
+{
+	struct trp_config defaults;
+	struct trp_conn *c;
+
+	if (!cfg) {
+		trp_config_default(&defaults);
+		cfg = &defaults;
+	}
+	if (!config_valid(cfg) || !ops || !ops->xmit || !ops->now_ns || !ops->deliver ||
+	    !ops->in_order || !ops->acked || !ops->event)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->slots = calloc(cfg->send_slots, sizeof(*c->slots));
+	c->rcv_bits = calloc(cfg->recv_window / 64 + 1, sizeof(*c->rcv_bits));
+	if (!c->slots || !c->rcv_bits) {
+		free(c->slots);
+		free(c->rcv_bits);
+		free(c);
+		return NULL;
+	}
+	c->cfg = *cfg;
+	c->ops = *ops;
+	c->ctx = ctx;
+	c->state = TRP_STATE_IDLE;
+	c->slot_mask = cfg->send_slots - 1;
+	c->recv_mask = cfg->recv_window - 1;
+	c->rcv_window = cfg->recv_window;
+	/* Until the peer advertises its window, send no more than the initial
+	 * congestion window allows anyway. */
+	c->peer_window = cfg->initial_cwnd;
+	c->keepalive_at = TRP_NO_DEADLINE;
+	rtt_init(&c->rtt, cfg->rto_initial_ns, cfg->rto_min_ns, cfg->rto_max_ns);
+	cc_init(&c->cc, cfg->initial_cwnd, cfg->send_slots);
+	send_init(c, 0);
+	recv_init(c, 0);
+	return c;
+}
+
+void trp_conn_destroy(struct trp_conn *c)
+{
+	if (!c)
+		return;
+	send_flush(c, TRP_ERR_ABORTED);
+	free(c->slots);
+	free(c->rcv_bits);
+	free(c);
+}
+
+static void raise_event(struct trp_conn *c, enum trp_event_type type, int status,
+                        const void *pdata, size_t pdata_len)
+{
+	c->ops.event(c->ctx, type, status, pdata, pdata_len);
+}
+
+/* States in which the peer should be talking to us (keepalive applies). */
+static bool conn_open(const struct trp_conn *c)
+{
+	switch (c->state) {
+	case TRP_STATE_REQ_SENT:
+	case TRP_STATE_ACCEPT_SENT:
+	case TRP_STATE_REJECT_SENT:
+	case TRP_STATE_ESTABLISHED:
+	case TRP_STATE_CLOSING:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void heard_from_peer(struct trp_conn *c)
+{
+	c->probes = 0;
+	c->keepalive_at = conn_now(c) + c->cfg.keepalive_ns;
+}
+
+static void become_established(struct trp_conn *c, const void *pdata, size_t pdata_len)
+{
+	c->state = TRP_STATE_ESTABLISHED;
+	raise_event(c, TRP_EV_ESTABLISHED, TRP_OK, pdata, pdata_len);
+}
+
+static void maybe_closed(struct trp_conn *c)
+{
+	if (c->state == TRP_STATE_CLOSING && c->local_shutdown_acked && c->peer_shutdown_done) {
+		c->state = TRP_STATE_CLOSED;
+		c->keepalive_at = TRP_NO_DEADLINE;
+		raise_event(c, TRP_EV_CLOSED, TRP_OK, NULL, 0);
+	}
+}
+
+void conn_fail(struct trp_conn *c, int status)
+{
+	c->state = TRP_STATE_FAILED;
+	c->keepalive_at = TRP_NO_DEADLINE;
+	c->ack_deadline = TRP_NO_DEADLINE;
+	send_flush(c, status);
+	raise_event(c, TRP_EV_FAILED, status, NULL, 0);
+}
+
+void conn_control_acked(struct trp_conn *c, unsigned opcode)
+{
+	switch (opcode) {
+	case TRP_OP_CONNECT_ACCEPT:
+		if (c->state == TRP_STATE_ACCEPT_SENT)
+			become_established(c, NULL, 0);
+		break;
+	case TRP_OP_CONNECT_REJECT:
+		c->state = TRP_STATE_CLOSED;
+		c->keepalive_at = TRP_NO_DEADLINE;
+		raise_event(c, TRP_EV_CLOSED, TRP_OK, NULL, 0);
+		break;
+	case TRP_OP_SHUTDOWN:
+		c->local_shutdown_acked = true;
+		maybe_closed(c);
+		break;
+	default: /* CONNECT_REQUEST: the answer itself moves the state on */
+		break;
+	}
+}
+
+static void queue_shutdown(struct trp_conn *c)
+{
+	c->local_shutdown = true;
+	c->state = TRP_STATE_CLOSING;
+	send_control(c, TRP_OP_SHUTDOWN, NULL, 0);
+}
+
+void conn_peer_shutdown(struct trp_conn *c)
+{
+	c->peer_shutdown_done = true;
+	if (!c->local_shutdown)
+		queue_shutdown(c);
+	maybe_closed(c);
+}
+
+/* ---- Setup and teardown requested by the upper layer ------------------- */
+
+static void open_common(struct trp_conn *c, uint32_t isn, uint32_t rcv_next)
+{
+	send_init(c, isn);
+	recv_init(c, rcv_next);
+	heard_from_peer(c);
+}
+
+int trp_connect(struct trp_conn *c, uint32_t isn, uint32_t conn_id,
+                const void *pdata, size_t pdata_len)
+{
+	if (c->state != TRP_STATE_IDLE)
+		return -EISCONN;
+	if (pdata_len > TRP_MAX_PDATA || (pdata_len && !pdata))
+		return -EINVAL;
+	c->conn_id = conn_id;
+	open_common(c, isn, 0);
+	c->state = TRP_STATE_REQ_SENT;
+	send_control(c, TRP_OP_CONNECT_REQUEST, pdata, pdata_len);
+	return 0;
+}
+
+static int answer_request(struct trp_conn *c, unsigned opcode, uint32_t isn,
+                          const void *pdata, size_t pdata_len)
+{
+	if (c->state != TRP_STATE_REQ_RCVD)
+		return -EINVAL;
+	if (pdata_len > TRP_MAX_PDATA || (pdata_len && !pdata))
+		return -EINVAL;
+	open_common(c, isn, c->rcv_next);
+	c->state = opcode == TRP_OP_CONNECT_ACCEPT ? TRP_STATE_ACCEPT_SENT
+	                                           : TRP_STATE_REJECT_SENT;
+	send_control(c, opcode, pdata, pdata_len);
+	return 0;
+}
+
+int trp_accept(struct trp_conn *c, uint32_t isn, const void *pdata, size_t pdata_len)
+{
+	return answer_request(c, TRP_OP_CONNECT_ACCEPT, isn, pdata, pdata_len);
+}
+
+int trp_reject(struct trp_conn *c, uint32_t isn, const void *pdata, size_t pdata_len)
+{
+	return answer_request(c, TRP_OP_CONNECT_REJECT, isn, pdata, pdata_len);
+}
+
+int trp_conn_establish(struct trp_conn *c, uint32_t local_isn, uint32_t remote_isn)
+{
+	if (c->state != TRP_STATE_IDLE)
+		return -EISCONN;
+	c->conn_id = local_isn ^ remote_isn;
+	open_common(c, local_isn, remote_isn);
+	c->state = TRP_STATE_ESTABLISHED;
+	return 0;
+}
+
+int trp_shutdown(struct trp_conn *c)
+{
+	switch (c->state) {
+	case TRP_STATE_ESTABLISHED:
+		queue_shutdown(c);
+		return 0;
+	case TRP_STATE_CLOSING:
+	case TRP_STATE_CLOSED:
+		return 0; /* already under way (peer-initiated closes answer at once) */
+	default:
+		return -ENOTCONN;
+	}
+}
+
+void trp_set_recv_window(struct trp_conn *c, uint32_t packets)
+{
+	uint32_t old = c->rcv_window;
+
+	c->rcv_window = packets < c->cfg.recv_window ? packets : c->cfg.recv_window;
+	/* Window update.  Shrinking cannot recall packets already sent against
+	 * the old window (they are dropped and retransmitted), so upper layers
+	 * should shrink only before the peer starts sending. */
+	if (c->rcv_window != old && conn_open(c))
+		send_ack_only(c, TRP_OP_ACK);
+}
+
+/* ---- Input ------------------------------------------------------------- */
+
+/* IDLE: only a CONNECT_REQUEST means anything (a passive open). */
+static void input_idle(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+{
+	if (h->opcode != TRP_OP_CONNECT_REQUEST) {
+		c->stats.early_dropped++;
+		return;
+	}
+	c->conn_id = h->conn_id;
+	c->rcv_next = h->psn + 1;
+	c->peer_window = h->window;
+	c->state = TRP_STATE_REQ_RCVD;
+	raise_event(c, TRP_EV_CONNECT_REQUEST, TRP_OK, payload, h->length);
+}
+
+/* REQ_SENT: waiting for ACCEPT or REJECT, which must acknowledge our REQUEST. */
+static void input_req_sent(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+{
+	switch (h->opcode) {
+	case TRP_OP_CONNECT_ACCEPT:
+	case TRP_OP_CONNECT_REJECT:
+		if (h->ack_psn != c->snd_nxt) {
+			c->stats.stale_dropped++;
+			return;
+		}
+		recv_init(c, h->psn + 1);
+		send_process_ack(c, h);
+		send_ack_only(c, TRP_OP_ACK);
+		if (h->opcode == TRP_OP_CONNECT_ACCEPT) {
+			become_established(c, payload, h->length);
+		} else {
+			c->state = TRP_STATE_CLOSED;
+			c->keepalive_at = TRP_NO_DEADLINE;
+			raise_event(c, TRP_EV_REJECTED, TRP_ERR_REJECTED, payload, h->length);
+		}
+		return;
+	case TRP_OP_ACK:
+		/* Our REQUEST arrived but the ACCEPT is still coming (the peer
+		 * retransmits it). */
+		if (!send_process_ack(c, h))
+			c->stats.stale_dropped++;
+		return;
+	default:
+		c->stats.early_dropped++;
+		return;
+	}
+}
+
+/* ACCEPT_SENT, REJECT_SENT, ESTABLISHED, CLOSING. */
+static void input_open(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+{
+	if (!send_process_ack(c, h)) {
+		c->stats.stale_dropped++;
+		return;
+	}
+	switch (h->opcode) {
+	case TRP_OP_DATA:
+	case TRP_OP_SHUTDOWN:
+		if (c->state == TRP_STATE_ESTABLISHED || c->state == TRP_STATE_CLOSING)
+			recv_packet(c, h, payload);
+		else
+			c->stats.early_dropped++;
+		break;
+	case TRP_OP_CONNECT_REQUEST:
+		/* A retransmitted REQUEST: our answer is on its way (our own timer
+		 * resends it); acknowledge so the peer stops. */
+		c->stats.dup_dropped++;
+		c->ack_now = true;
+		break;
+	case TRP_OP_KEEPALIVE:
+		c->ack_now = true;
+		break;
+	case TRP_OP_ACK:
+		break;
+	default: /* ACCEPT/REJECT repeated after we acknowledged it */
+		c->stats.dup_dropped++;
+		c->ack_now = true;
+		break;
+	}
+}
+
+/* CLOSED: keep acknowledging the peer's retransmitted SHUTDOWN, REJECT or
+ * KEEPALIVE (our final ACK may have been lost) so it can finish too. */
+static void input_closed(struct trp_conn *c, const struct trp_header *h)
+{
+	if (h->opcode == TRP_OP_DATA || h->opcode == TRP_OP_ACK) {
+		c->stats.stale_dropped++;
+		return;
+	}
+	c->ack_now = true;
+}
+
+void trp_input(struct trp_conn *c, const void *pkt, size_t len)
+{
+	const uint8_t *payload = (const uint8_t *)pkt + TRP_HDR_LEN;
+	struct trp_header h;
+
+	c->stats.pkts_rcvd++;
+	c->stats.bytes_rcvd += len;
+	if (trp_header_decode(&h, pkt, len) != TRP_OK) {
+		c->stats.malformed_dropped++;
+		return;
+	}
+	if ((c->cfg.checksum && h.checksum == 0) || !trp_checksum_ok(pkt, len)) {
+		c->stats.checksum_dropped++;
+		return;
+	}
+	if (c->state == TRP_STATE_IDLE) {
+		input_idle(c, &h, payload);
+		return;
+	}
+	if (c->state == TRP_STATE_FAILED || h.conn_id != c->conn_id) {
+		c->stats.stale_dropped++;
+		return;
+	}
+	if (c->state == TRP_STATE_REQ_RCVD) {
+		/* The application has not answered yet; repeats are ignored. */
+		if (h.opcode != TRP_OP_CONNECT_REQUEST)
+			c->stats.early_dropped++;
+		return;
+	}
+	heard_from_peer(c);
+	switch (c->state) {
+	case TRP_STATE_REQ_SENT:
+		input_req_sent(c, &h, payload);
+		break;
+	case TRP_STATE_CLOSED:
+		input_closed(c, &h);
+		break;
+	default:
+		input_open(c, &h, payload);
+		break;
+	}
+	if (c->ack_now && c->state != TRP_STATE_FAILED)
+		send_ack_only(c, TRP_OP_ACK);
+	send_notify_writable(c);
+}
+
+/* ---- Timers ------------------------------------------------------------ */
+
+static void keepalive_expired(struct trp_conn *c, uint64_t now)
+{
+	if (send_outstanding(c)) {
+		/* The retransmission timer and its retry bound watch the peer. */
+		c->keepalive_at = now + c->cfg.keepalive_ns;
+		return;
+	}
+	if (c->probes >= c->cfg.keepalive_probes) {
+		conn_fail(c, TRP_ERR_DEAD_PEER);
+		return;
+	}
+	c->probes++;
+	c->keepalive_at = now + c->cfg.keepalive_ns;
+	send_ack_only(c, TRP_OP_KEEPALIVE);
+}
+
+void trp_poll(struct trp_conn *c)
+{
+	uint64_t now = conn_now(c);
+
+	if (c->rto_deadline <= now)
+		send_on_timeout(c);
+	if (c->state == TRP_STATE_FAILED)
+		return;
+	if (c->ack_deadline <= now)
+		send_ack_only(c, TRP_OP_ACK);
+	if (conn_open(c) && c->keepalive_at <= now)
+		keepalive_expired(c, now);
+	send_notify_writable(c);
+}
+
+uint64_t trp_next_deadline(const struct trp_conn *c)
+{
+	uint64_t t = c->rto_deadline;
+
+	if (c->ack_deadline < t)
+		t = c->ack_deadline;
+	if (conn_open(c) && c->keepalive_at < t)
+		t = c->keepalive_at;
+	return t;
+}
+
+/* ---- Introspection ----------------------------------------------------- */
+
+enum trp_state trp_conn_state(const struct trp_conn *c)
+{
+	return c->state;
+}
+
+uint32_t trp_conn_id(const struct trp_conn *c)
+{
+	return c->conn_id;
+}
+
+void trp_conn_stats(const struct trp_conn *c, struct trp_stats *stats)
+{
+	*stats = c->stats;
+	stats->srtt_ns = c->rtt.srtt_ns;
+	stats->rttvar_ns = c->rtt.rttvar_ns;
+	stats->rto_ns = rtt_timeout(&c->rtt);
+	stats->cwnd = c->cc.cwnd;
+	stats->ssthresh = c->cc.ssthresh;
+	stats->peer_window = c->peer_window;
+	stats->recv_window = c->rcv_window;
+	stats->in_flight = send_outstanding(c);
+	stats->snd_una = c->snd_una;
+	stats->snd_nxt = c->snd_nxt;
+	stats->rcv_next = c->rcv_next;
+}
+
+const char *trp_state_name(enum trp_state state)
+{
+	static const char *const names[] = {
+		[TRP_STATE_IDLE] = "IDLE",
+		[TRP_STATE_REQ_SENT] = "REQ_SENT",
+		[TRP_STATE_REQ_RCVD] = "REQ_RCVD",
+		[TRP_STATE_ACCEPT_SENT] = "ACCEPT_SENT",
+		[TRP_STATE_REJECT_SENT] = "REJECT_SENT",
+		[TRP_STATE_ESTABLISHED] = "ESTABLISHED",
+		[TRP_STATE_CLOSING] = "CLOSING",
+		[TRP_STATE_CLOSED] = "CLOSED",
+		[TRP_STATE_FAILED] = "FAILED",
+	};
+	return (unsigned)state < sizeof(names) / sizeof(names[0]) ? names[state] : "UNKNOWN";
+}
+
+const char *trp_strerror(int status)
+{
+	switch (status) {
+	case TRP_OK:
+		return "success";
+	case TRP_E_SHORT:
+		return "datagram shorter than the TRP header";
+	case TRP_E_VERSION:
+		return "unknown TRP version";
+	case TRP_E_OPCODE:
+		return "unknown TRP opcode";
+	case TRP_E_LENGTH:
+		return "TRP length field disagrees with the datagram";
+	case TRP_ERR_TIMEOUT:
+		return "retransmission limit exceeded: peer unreachable";
+	case TRP_ERR_DEAD_PEER:
+		return "peer stopped answering keepalives";
+	case TRP_ERR_ABORTED:
+		return "connection destroyed with packets outstanding";
+	case TRP_ERR_REJECTED:
+		return "connection rejected by the peer";
+	default:
+		return "unknown TRP status";
+	}
+}

@@ -1,0 +1,129 @@
+/* Internal: the connection object shared by the send path (send.c), the
+ * receive path (recv.c) and the state machine (conn.c).  Not installed. */
+#ifndef USIW_TRP_CONN_H
+#define USIW_TRP_CONN_H
+
+#include "trp/trp.h"
+#include "trp/cc.h"
+#include "trp/rtt.h"
+
+#define TRP_NO_DEADLINE UINT64_MAX
+
+enum trp_slot_flags {
+	SLOT_CONTROL = 1 << 0,  /* REQUEST/ACCEPT/REJECT/SHUTDOWN: no acked() */
+	SLOT_SACKED = 1 << 1,   /* the peer reported it in a SACK bitmap */
+	SLOT_LOST = 1 << 2,     /* declared lost, waiting to be retransmitted */
+	SLOT_SACK_LOSS = 1 << 3, /* already declared lost by SACK once */
+};
+
+/* One packet sent and not yet cumulatively acknowledged. */
+struct trp_slot {
+	uint64_t sent_ns;       /* last transmission */
+	const void *data;       /* referenced, not copied */
+	void *cookie;
+	uint32_t data_len;
+	uint32_t payload_crc;   /* CRC32C state over ULP header + data */
+	uint32_t psn;
+	uint16_t tx_count;
+	uint8_t opcode;
+	uint8_t flags;
+	uint8_t ulp_hdr_len;
+	uint8_t buf[TRP_HDR_LEN + TRP_MAX_ULP_HDR]; /* TRP header (rewritten per
+	                                               transmission) + ULP header */
+};
+
+struct trp_conn {
+	struct trp_config cfg;
+	struct trp_ops ops;
+	void *ctx;
+	enum trp_state state;
+	uint32_t conn_id;
+
+	/* Send side: slots[psn & slot_mask] for PSNs in [snd_una, snd_nxt). */
+	struct trp_slot *slots;
+	uint32_t slot_mask;
+	uint32_t snd_una, snd_nxt;
+	uint32_t peer_window;    /* the peer accepts PSNs < snd_una + peer_window */
+	uint32_t n_sacked, n_lost;
+	uint64_t rto_deadline;
+	uint32_t timeouts_in_row; /* consecutive RTO expiries without progress */
+	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
+	struct trp_rtt rtt;
+	struct trp_cc cc;
+
+	/* Receive side: bit (psn & recv_mask) set = PSN received, for PSNs in
+	 * [rcv_next, rcv_next + cfg.recv_window). */
+	uint64_t *rcv_bits;
+	uint32_t recv_mask;
+	uint32_t rcv_next;
+	uint32_t rcv_window;     /* advertised, <= cfg.recv_window */
+	uint32_t rcv_ooo;        /* received PSNs beyond rcv_next */
+	uint32_t ack_pending;    /* new in-order packets not yet acknowledged */
+	uint64_t ack_deadline;
+	bool ack_now;
+
+	/* Liveness. */
+	uint64_t keepalive_at;
+	uint32_t probes;         /* keepalives sent without an answer */
+
+	/* Handshake: the private data our REQUEST/ACCEPT/REJECT carries. */
+	uint8_t pdata[TRP_MAX_PDATA];
+	uint16_t pdata_len;
+
+	/* Shutdown. */
+	bool local_shutdown;        /* our SHUTDOWN is in the send ring */
+	bool local_shutdown_acked;
+	bool peer_shutdown_seen;    /* the peer's SHUTDOWN PSN is known */
+	bool peer_shutdown_done;    /* ... and everything before it delivered */
+	uint32_t peer_shutdown_psn;
+
+	struct trp_stats stats;
+};
+
+static inline uint32_t send_outstanding(const struct trp_conn *c)
+{
+	return c->snd_nxt - c->snd_una;
+}
+
+/* Packets believed to be in the network. */
+static inline uint32_t send_pipe(const struct trp_conn *c)
+{
+	return send_outstanding(c) - c->n_sacked - c->n_lost;
+}
+
+static inline uint64_t conn_now(const struct trp_conn *c)
+{
+	return c->ops.now_ns(c->ctx);
+}
+
+/* header.c: the checksum of a packet whose payload CRC state is known. */
+uint32_t trp_checksum_finish(uint32_t payload_state, const void *hdr_with_zero_csum);
+void trp_header_set_checksum(void *hdr, uint32_t checksum);
+
+/* send.c */
+void send_init(struct trp_conn *c, uint32_t isn);
+bool send_window_open(const struct trp_conn *c);
+struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode);
+void send_slot_xmit(struct trp_conn *c, struct trp_slot *s);
+void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t pdata_len);
+void send_ack_only(struct trp_conn *c, unsigned opcode);
+/* Apply a packet's ACK/SACK/window.  Returns false if it acknowledges a PSN
+ * never sent (the packet must be dropped). */
+bool send_process_ack(struct trp_conn *c, const struct trp_header *h);
+void send_retransmit_lost(struct trp_conn *c);
+void send_on_timeout(struct trp_conn *c);
+void send_flush(struct trp_conn *c, int status);
+void send_notify_writable(struct trp_conn *c);
+
+/* recv.c */
+void recv_init(struct trp_conn *c, uint32_t rcv_next);
+void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload);
+uint64_t recv_sack_bits(const struct trp_conn *c);
+void recv_ack_sent(struct trp_conn *c);
+
+/* conn.c: callbacks from the send and receive paths into the state machine */
+void conn_control_acked(struct trp_conn *c, unsigned opcode);
+void conn_peer_shutdown(struct trp_conn *c);
+void conn_fail(struct trp_conn *c, int status);
+
+#endif

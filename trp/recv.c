@@ -1,0 +1,129 @@
+/* The receive side: duplicate and window checks, immediate delivery of every
+ * new DATA packet (in order or not: DDP places segments directly), the
+ * cumulative in-order point, the SACK bitmap and the ACK schedule. */
+#include "trp/conn.h"
+#include "trp/psn.h"
+
+static bool bit_test(const struct trp_conn *c, uint32_t psn)
+{
+	uint32_t i = psn & c->recv_mask;
+
+	return c->rcv_bits[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_set(struct trp_conn *c, uint32_t psn)
+{
+	uint32_t i = psn & c->recv_mask;
+
+	c->rcv_bits[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+static void bit_clear(struct trp_conn *c, uint32_t psn)
+{
+	uint32_t i = psn & c->recv_mask;
+
+	c->rcv_bits[i / 64] &= ~(UINT64_C(1) << (i % 64));
+}
+
+void recv_init(struct trp_conn *c, uint32_t rcv_next)
+{
+	for (uint32_t w = 0; w < (c->recv_mask + 1) / 64 + 1; w++)
+		c->rcv_bits[w] = 0;
+	c->rcv_next = rcv_next;
+	c->rcv_ooo = 0;
+	c->ack_pending = 0;
+	c->ack_deadline = TRP_NO_DEADLINE;
+	c->ack_now = false;
+}
+
+/* Bit i: PSN rcv_next + 1 + i received.  Limited to the bitmap's span so a
+ * bit never aliases a PSN a whole window earlier. */
+uint64_t recv_sack_bits(const struct trp_conn *c)
+{
+	uint64_t sack = 0;
+	uint32_t n;
+
+	if (c->rcv_ooo == 0)
+		return 0;
+	n = c->recv_mask < TRP_SACK_BITS ? c->recv_mask : TRP_SACK_BITS;
+	for (uint32_t i = 0; i < n; i++)
+		if (bit_test(c, c->rcv_next + 1 + i))
+			sack |= UINT64_C(1) << i;
+	return sack;
+}
+
+/* Any transmitted packet carries the current ACK state. */
+void recv_ack_sent(struct trp_conn *c)
+{
+	c->ack_pending = 0;
+	c->ack_deadline = TRP_NO_DEADLINE;
+	c->ack_now = false;
+}
+
+/* Advance the in-order point over consecutively received PSNs. */
+static void advance_in_order(struct trp_conn *c)
+{
+	uint32_t advanced = 0;
+
+	while (bit_test(c, c->rcv_next)) {
+		bit_clear(c, c->rcv_next);
+		c->rcv_next++;
+		advanced++;
+	}
+	c->rcv_ooo -= advanced - 1; /* the arriving PSN itself was not counted */
+	c->ack_pending += advanced;
+	c->ops.in_order(c->ctx, c->rcv_next);
+	if (c->peer_shutdown_seen && !c->peer_shutdown_done &&
+	    !psn_before(c->rcv_next, c->peer_shutdown_psn + 1))
+		conn_peer_shutdown(c);
+}
+
+/* Schedule the ACK for new in-order data: every ack_every packets at once,
+ * otherwise after ack_delay_ns (coalescing ACKs of a burst). */
+static void schedule_delayed_ack(struct trp_conn *c)
+{
+	if (c->ack_pending >= c->cfg.ack_every)
+		c->ack_now = true;
+	else if (c->ack_deadline == TRP_NO_DEADLINE)
+		c->ack_deadline = conn_now(c) + c->cfg.ack_delay_ns;
+}
+
+/* A PSN-consuming packet (DATA or SHUTDOWN) in an open connection. */
+void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+{
+	int32_t d = psn_diff(h->psn, c->rcv_next);
+
+	if (d >= 0 && (uint32_t)d >= c->rcv_window) {
+		c->stats.window_dropped++;
+		c->ack_now = true; /* re-advertise the window */
+		return;
+	}
+	if (d < 0 || bit_test(c, h->psn)) {
+		c->stats.dup_dropped++;
+		c->ack_now = true; /* our ACK was probably lost: repeat it */
+		return;
+	}
+	if (c->peer_shutdown_seen && psn_diff(h->psn, c->peer_shutdown_psn) > 0) {
+		c->stats.stale_dropped++; /* beyond the end of the peer's stream */
+		return;
+	}
+	bit_set(c, h->psn);
+	if (h->opcode == TRP_OP_SHUTDOWN) {
+		c->peer_shutdown_seen = true;
+		c->peer_shutdown_psn = h->psn;
+		c->ack_now = true;
+	} else {
+		c->stats.data_delivered++;
+		c->ops.deliver(c->ctx, h->psn, payload, h->length);
+	}
+	if (d > 0) {
+		c->rcv_ooo++;
+		c->ack_now = true; /* a gap: tell the sender at once (SACK) */
+		return;
+	}
+	advance_in_order(c);
+	if (c->rcv_ooo)
+		c->ack_now = true; /* still a gap further on */
+	else
+		schedule_delayed_ack(c);
+}

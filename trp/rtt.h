@@ -1,0 +1,26 @@
+/* Retransmission timeout from measured round-trip time (RFC 6298 style). */
+#ifndef USIW_TRP_RTT_H
+#define USIW_TRP_RTT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct trp_rtt {
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
+	uint64_t rto_ns;      /* before backoff */
+	uint64_t min_ns, max_ns;
+	unsigned backoff;     /* timeouts since the last valid sample */
+	bool have_sample;
+};
+
+void rtt_init(struct trp_rtt *rtt, uint64_t initial_ns, uint64_t min_ns, uint64_t max_ns);
+/* A sample from a packet transmitted exactly once (Karn's rule: the caller
+ * never samples retransmitted packets, whose ACK is ambiguous). */
+void rtt_sample(struct trp_rtt *rtt, uint64_t sample_ns);
+/* A retransmission timeout fired: double the timeout, up to max. */
+void rtt_backoff(struct trp_rtt *rtt);
+/* The timeout to arm now: rto << backoff, clamped to max. */
+uint64_t rtt_timeout(const struct trp_rtt *rtt);
+
+#endif

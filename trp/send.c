@@ -1,0 +1,343 @@
+/* The send side: the ring of outstanding packets, (re)transmission, ACK and
+ * SACK processing, loss detection and the retransmission timer. */
+#include "trp/conn.h"
+#include "trp/crc32c.h"
+#include "trp/psn.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* SACK-reported packets above a hole before the hole is declared lost (as
+ * TCP's three duplicate ACKs). */
+#define DUP_THRESHOLD 3
+
+static struct trp_slot *slot_of(struct trp_conn *c, uint32_t psn)
+{
+	return &c->slots[psn & c->slot_mask];
+}
+
+void send_init(struct trp_conn *c, uint32_t isn)
+{
+	c->snd_una = c->snd_nxt = isn;
+	c->n_sacked = c->n_lost = 0;
+	c->rto_deadline = TRP_NO_DEADLINE;
+	c->timeouts_in_row = 0;
+}
+
+/* Room for one more DATA packet: a free slot (one is kept for SHUTDOWN), the
+ * peer's advertised window, the congestion window, and no retransmission
+ * waiting (repairs go before new data). */
+bool send_window_open(const struct trp_conn *c)
+{
+	return send_outstanding(c) < c->cfg.send_slots - 1 &&
+	       send_outstanding(c) < c->peer_window &&
+	       send_pipe(c) < c->cc.cwnd && c->n_lost == 0;
+}
+
+struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode)
+{
+	struct trp_slot *s = slot_of(c, c->snd_nxt);
+
+	s->psn = c->snd_nxt++;
+	s->opcode = (uint8_t)opcode;
+	s->flags = 0;
+	s->tx_count = 0;
+	s->ulp_hdr_len = 0;
+	s->data = NULL;
+	s->data_len = 0;
+	s->cookie = NULL;
+	s->payload_crc = CRC32C_INIT;
+	return s;
+}
+
+/* Encode the TRP header (with the current ACK state) in front of the bytes
+ * already in buf + TRP_HDR_LEN and hand the datagram to the host. */
+static void xmit_packet(struct trp_conn *c, uint8_t *buf, unsigned opcode, uint32_t psn,
+                        size_t ulp_len, const void *data, size_t data_len,
+                        uint32_t payload_crc, void *cookie)
+{
+	struct trp_header h = {
+		.version = TRP_VERSION,
+		.opcode = (uint8_t)opcode,
+		.window = (uint16_t)c->rcv_window,
+		.conn_id = c->conn_id,
+		.psn = psn,
+		.ack_psn = c->rcv_next,
+		.sack = recv_sack_bits(c),
+		.length = (uint16_t)(ulp_len + data_len),
+	};
+
+	trp_header_encode(&h, buf);
+	if (c->cfg.checksum)
+		trp_header_set_checksum(buf, trp_checksum_finish(payload_crc, buf));
+	c->stats.pkts_sent++;
+	c->stats.bytes_sent += TRP_HDR_LEN + ulp_len + data_len;
+	if (h.sack)
+		c->stats.sacks_sent++;
+	recv_ack_sent(c);
+	c->ops.xmit(c->ctx, buf, TRP_HDR_LEN + ulp_len, data, data_len, cookie);
+}
+
+void send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
+{
+	uint64_t now = conn_now(c);
+
+	if (s->tx_count > 0)
+		c->stats.retransmits++;
+	if (s->tx_count < UINT16_MAX)
+		s->tx_count++;
+	s->sent_ns = now;
+	if (c->rto_deadline == TRP_NO_DEADLINE)
+		c->rto_deadline = now + rtt_timeout(&c->rtt);
+	xmit_packet(c, s->buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
+	            s->payload_crc, s->cookie);
+}
+
+int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
+                 const void *data, size_t data_len, void *cookie)
+{
+	struct trp_slot *s;
+
+	if (c->state != TRP_STATE_ESTABLISHED && c->state != TRP_STATE_CLOSING)
+		return -ENOTCONN;
+	if (c->local_shutdown)
+		return -EPIPE;
+	if (ulp_hdr_len > TRP_MAX_ULP_HDR || ulp_hdr_len + data_len > UINT16_MAX)
+		return -EMSGSIZE;
+	if (!send_window_open(c)) {
+		c->want_writable = true;
+		return -EAGAIN;
+	}
+	s = send_new_slot(c, TRP_OP_DATA);
+	s->ulp_hdr_len = (uint8_t)ulp_hdr_len;
+	if (ulp_hdr_len)
+		memcpy(s->buf + TRP_HDR_LEN, ulp_hdr, ulp_hdr_len);
+	s->data = data;
+	s->data_len = (uint32_t)data_len;
+	s->cookie = cookie;
+	if (c->cfg.checksum) {
+		s->payload_crc = crc32c_update(CRC32C_INIT, s->buf + TRP_HDR_LEN, ulp_hdr_len);
+		if (data_len)
+			s->payload_crc = crc32c_update(s->payload_crc, data, data_len);
+	}
+	send_slot_xmit(c, s);
+	return s->psn;
+}
+
+bool trp_can_send(const struct trp_conn *c)
+{
+	return (c->state == TRP_STATE_ESTABLISHED || c->state == TRP_STATE_CLOSING) &&
+	       !c->local_shutdown && send_window_open(c);
+}
+
+/* A PSN-consuming control packet; its private data lives in c->pdata. */
+void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t pdata_len)
+{
+	struct trp_slot *s = send_new_slot(c, opcode);
+
+	s->flags = SLOT_CONTROL;
+	c->pdata_len = (uint16_t)pdata_len;
+	if (pdata_len) {
+		memcpy(c->pdata, pdata, pdata_len);
+		s->data = c->pdata;
+		s->data_len = (uint32_t)pdata_len;
+		if (c->cfg.checksum)
+			s->payload_crc = crc32c_update(CRC32C_INIT, c->pdata, pdata_len);
+	}
+	send_slot_xmit(c, s);
+}
+
+/* ACK or KEEPALIVE: no PSN consumed, nothing to retransmit. */
+void send_ack_only(struct trp_conn *c, unsigned opcode)
+{
+	uint8_t buf[TRP_HDR_LEN];
+
+	if (opcode == TRP_OP_ACK)
+		c->stats.acks_sent++;
+	else
+		c->stats.keepalives_sent++;
+	xmit_packet(c, buf, opcode, c->snd_nxt, 0, NULL, 0, CRC32C_INIT, NULL);
+}
+
+static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
+{
+	s->flags |= SLOT_LOST;
+	c->n_lost++;
+}
+
+/* Release one cumulatively acknowledged slot. */
+static void slot_release(struct trp_conn *c, struct trp_slot *s, int status)
+{
+	if (s->flags & SLOT_SACKED)
+		c->n_sacked--;
+	if (s->flags & SLOT_LOST)
+		c->n_lost--;
+	c->snd_una++;
+	if (s->flags & SLOT_CONTROL) {
+		if (status == TRP_OK)
+			conn_control_acked(c, s->opcode);
+	} else {
+		c->ops.acked(c->ctx, s->cookie, status);
+	}
+}
+
+/* Karn's rule: only packets sent once give an unambiguous RTT sample. */
+static void maybe_sample_rtt(struct trp_conn *c, const struct trp_slot *s, uint64_t now)
+{
+	if (s->tx_count == 1 && !(s->flags & SLOT_SACKED))
+		rtt_sample(&c->rtt, now - s->sent_ns);
+}
+
+/* Apply the SACK bitmap; returns the number of newly SACKed packets. */
+static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, uint64_t now)
+{
+	uint32_t newly = 0;
+
+	for (unsigned i = 0; sack && i < TRP_SACK_BITS; i++, sack >>= 1) {
+		uint32_t psn = ack_psn + 1 + i;
+		struct trp_slot *s;
+
+		if (!(sack & 1) || !psn_before(psn, c->snd_nxt))
+			continue;
+		s = slot_of(c, psn);
+		if (s->flags & SLOT_SACKED)
+			continue;
+		maybe_sample_rtt(c, s, now);
+		if (s->flags & SLOT_LOST) {
+			s->flags &= (uint8_t)~SLOT_LOST;
+			c->n_lost--;
+		}
+		s->flags |= SLOT_SACKED;
+		c->n_sacked++;
+		newly++;
+	}
+	return newly;
+}
+
+/* A hole with DUP_THRESHOLD SACKed packets above it is lost.  SACKed slots
+ * lie within TRP_SACK_BITS + 1 of snd_una (every SACK bitmap starts at an ACK
+ * PSN <= snd_una), so only that span is scanned, from the top down. */
+static void detect_sack_losses(struct trp_conn *c)
+{
+	uint32_t span = send_outstanding(c);
+	uint32_t sacked_above = 0;
+	bool found = false;
+
+	if (c->n_sacked == 0)
+		return;
+	if (span > TRP_SACK_BITS + 1)
+		span = TRP_SACK_BITS + 1;
+	for (uint32_t i = span; i-- > 0;) {
+		struct trp_slot *s = slot_of(c, c->snd_una + i);
+
+		if (s->flags & SLOT_SACKED) {
+			sacked_above++;
+		} else if (sacked_above >= DUP_THRESHOLD &&
+		           !(s->flags & (SLOT_LOST | SLOT_SACK_LOSS))) {
+			s->flags |= SLOT_SACK_LOSS;
+			slot_mark_lost(c, s);
+			found = true;
+		}
+	}
+	if (found)
+		cc_on_loss(&c->cc, c->snd_nxt);
+}
+
+bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
+{
+	uint64_t now;
+	uint32_t acked = 0;
+
+	if (psn_before(h->ack_psn, c->snd_una))
+		return true; /* an old ACK overtaken by newer ones: nothing new */
+	if (psn_diff(h->ack_psn, c->snd_nxt) > 0)
+		return false;
+	now = conn_now(c);
+	c->peer_window = h->window;
+	if (h->sack)
+		c->stats.sacks_rcvd++;
+	if (h->ack_psn != c->snd_una) {
+		struct trp_slot *newest = slot_of(c, h->ack_psn - 1);
+
+		maybe_sample_rtt(c, newest, now);
+		while (c->snd_una != h->ack_psn) {
+			struct trp_slot *s = slot_of(c, c->snd_una);
+
+			if (!(s->flags & SLOT_SACKED))
+				acked++;
+			slot_release(c, s, TRP_OK);
+		}
+		c->timeouts_in_row = 0;
+		cc_on_una(&c->cc, c->snd_una);
+		c->rto_deadline = send_outstanding(c) ? now + rtt_timeout(&c->rtt)
+		                                      : TRP_NO_DEADLINE;
+	}
+	acked += apply_sack(c, h->ack_psn, h->sack, now);
+	if (acked)
+		cc_on_acked(&c->cc, acked);
+	detect_sack_losses(c);
+	send_retransmit_lost(c);
+	return true;
+}
+
+/* Retransmit lost packets, oldest first, as the congestion window allows. */
+void send_retransmit_lost(struct trp_conn *c)
+{
+	for (uint32_t psn = c->snd_una; c->n_lost && psn_before(psn, c->snd_nxt); psn++) {
+		struct trp_slot *s = slot_of(c, psn);
+
+		if (!(s->flags & SLOT_LOST))
+			continue;
+		if (send_pipe(c) >= c->cc.cwnd)
+			break;
+		s->flags &= (uint8_t)~SLOT_LOST;
+		c->n_lost--;
+		if (s->flags & SLOT_SACK_LOSS)
+			c->stats.fast_retransmits++;
+		send_slot_xmit(c, s);
+	}
+}
+
+/* The retransmission timer fired: every packet not SACKed is presumed lost
+ * (go-back-N over the SACK scoreboard, as TCP after an RTO), the window
+ * restarts at one packet and the timeout doubles. */
+void send_on_timeout(struct trp_conn *c)
+{
+	c->stats.timeouts++;
+	if (++c->timeouts_in_row > c->cfg.max_retries) {
+		conn_fail(c, TRP_ERR_TIMEOUT);
+		return;
+	}
+	rtt_backoff(&c->rtt);
+	cc_on_timeout(&c->cc, c->snd_nxt);
+	for (uint32_t psn = c->snd_una; psn_before(psn, c->snd_nxt); psn++) {
+		struct trp_slot *s = slot_of(c, psn);
+
+		s->flags &= (uint8_t)~SLOT_SACK_LOSS;
+		if (!(s->flags & (SLOT_SACKED | SLOT_LOST)))
+			slot_mark_lost(c, s);
+	}
+	c->rto_deadline = TRP_NO_DEADLINE; /* re-armed by the retransmission */
+	send_retransmit_lost(c);
+	/* Nothing was retransmittable (only a peer that reneges on its SACKs gets
+	 * here): keep the timer running so the retry bound still applies. */
+	if (c->rto_deadline == TRP_NO_DEADLINE && send_outstanding(c))
+		c->rto_deadline = conn_now(c) + rtt_timeout(&c->rtt);
+}
+
+/* Report every outstanding packet with status (failure or teardown). */
+void send_flush(struct trp_conn *c, int status)
+{
+	while (c->snd_una != c->snd_nxt)
+		slot_release(c, slot_of(c, c->snd_una), status);
+	c->rto_deadline = TRP_NO_DEADLINE;
+}
+
+void send_notify_writable(struct trp_conn *c)
+{
+	if (c->want_writable && trp_can_send(c)) {
+		c->want_writable = false;
+		if (c->ops.writable)
+			c->ops.writable(c->ctx);
+	}
+}

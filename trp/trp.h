@@ -1,0 +1,228 @@
+/* TRP: the reliability layer between UDP and DDP.
+ *
+ * TRP turns an unreliable datagram service into reliable, ordered,
+ * flow-controlled and congestion-controlled delivery between two endpoints.
+ * It is a pure library: no threads, no syscalls, no global state.  The host
+ * (the DPDK engine, or a simulated link in the tests) supplies time, carries
+ * datagrams and receives deliveries through struct trp_ops.  Memory is
+ * allocated only in trp_conn_create(); the per-packet paths never allocate.
+ *
+ * The wire format and the algorithms are documented in docs/protocol-trp.md.
+ */
+#ifndef USIW_TRP_H
+#define USIW_TRP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Wire format ------------------------------------------------------- */
+
+#define TRP_VERSION 1
+/* 30 bytes: after Ethernet(14)+IPv4(20)+UDP(8) = 42 bytes, 42 + 30 = 72 puts
+ * the DDP header that follows on an 8-byte boundary. */
+#define TRP_HDR_LEN 30
+/* Bits of SACK information carried after the cumulative ACK PSN. */
+#define TRP_SACK_BITS 64
+/* Largest ULP (DDP/RDMAP) header that trp_send() copies into its slot. */
+#define TRP_MAX_ULP_HDR 64
+/* Largest private data of CONNECT_REQUEST / ACCEPT / REJECT (as MPA). */
+#define TRP_MAX_PDATA 196
+
+enum trp_opcode {
+	TRP_OP_DATA = 0,            /* ULP segment; consumes a PSN */
+	TRP_OP_CONNECT_REQUEST = 1, /* active open + private data; consumes a PSN */
+	TRP_OP_CONNECT_ACCEPT = 2,  /* passive accept + private data; consumes a PSN */
+	TRP_OP_CONNECT_REJECT = 3,  /* passive reject + private data; consumes a PSN */
+	TRP_OP_SHUTDOWN = 4,        /* end of this direction's stream; consumes a PSN */
+	TRP_OP_ACK = 5,             /* cumulative ACK + SACK + window only */
+	TRP_OP_KEEPALIVE = 6,       /* liveness / window probe; peer answers with ACK */
+	TRP_OP_COUNT
+};
+
+struct trp_header {
+	uint8_t version;
+	uint8_t opcode;      /* enum trp_opcode */
+	uint16_t window;     /* PSNs from ack_psn on that the sender will accept */
+	uint32_t conn_id;    /* connection nonce: both directions carry it */
+	uint32_t psn;        /* meaningful for PSN-consuming opcodes */
+	uint32_t ack_psn;    /* next PSN the sender of this packet expects */
+	uint64_t sack;       /* bit i: PSN ack_psn + 1 + i has been received */
+	uint16_t length;     /* bytes after the header */
+	uint32_t checksum;   /* CRC32C, 0 = not computed (see docs) */
+};
+
+/* Decode a datagram's TRP header.  Returns 0, or a negative TRP_E* value
+ * saying why the datagram is malformed (short, version, opcode, length).
+ * Does not verify the checksum (see trp_checksum_ok). */
+int trp_header_decode(struct trp_header *hdr, const void *pkt, size_t len);
+/* Encode into buf (at least TRP_HDR_LEN bytes), checksum field as given. */
+void trp_header_encode(const struct trp_header *hdr, void *buf);
+/* True if the datagram's checksum field is 0 (absent) or matches. */
+bool trp_checksum_ok(const void *pkt, size_t len);
+const char *trp_opcode_name(unsigned opcode);
+
+/* ---- Status codes ------------------------------------------------------ */
+
+enum trp_status {
+	TRP_OK = 0,
+	TRP_E_SHORT = -1,        /* datagram shorter than the header */
+	TRP_E_VERSION = -2,      /* unknown protocol version */
+	TRP_E_OPCODE = -3,       /* unknown opcode */
+	TRP_E_LENGTH = -4,       /* length field disagrees with the datagram */
+	TRP_ERR_TIMEOUT = -10,   /* retransmission bound exceeded */
+	TRP_ERR_DEAD_PEER = -11, /* keepalives unanswered */
+	TRP_ERR_ABORTED = -12,   /* connection destroyed with packets outstanding */
+	TRP_ERR_REJECTED = -13,  /* the peer rejected the connection request */
+};
+const char *trp_strerror(int status);
+
+/* ---- Configuration ----------------------------------------------------- */
+
+struct trp_config {
+	uint32_t send_slots;        /* send ring (packets outstanding), power of 2; 512 */
+	uint32_t recv_window;       /* receive window (packets), power of 2; 512 */
+	uint32_t initial_cwnd;      /* congestion window at start, packets; 16 */
+	uint64_t rto_initial_ns;    /* RTO before the first RTT sample; 10 ms */
+	uint64_t rto_min_ns;        /* 1 ms */
+	uint64_t rto_max_ns;        /* 1 s */
+	uint32_t max_retries;       /* consecutive timeouts before TRP_ERR_TIMEOUT; 8 */
+	uint32_t ack_every;         /* ACK after this many new in-order packets; 4 */
+	uint64_t ack_delay_ns;      /* ... or after this long; 50 us */
+	uint64_t keepalive_ns;      /* idle time before a probe, and between probes; 100 ms */
+	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 5 */
+	bool checksum;              /* compute CRC32C on send and require it on receive; true */
+};
+/* Fill cfg with the defaults above. */
+void trp_config_default(struct trp_config *cfg);
+
+/* ---- Callbacks --------------------------------------------------------- */
+
+enum trp_event_type {
+	TRP_EV_CONNECT_REQUEST, /* passive: a peer asks; pdata = its private data */
+	TRP_EV_ESTABLISHED,     /* both directions open; active gets ACCEPT's pdata */
+	TRP_EV_REJECTED,        /* active: the peer rejected; pdata = its private data */
+	TRP_EV_CLOSED,          /* orderly shutdown complete (or our REJECT delivered) */
+	TRP_EV_FAILED,          /* status = TRP_ERR_*; the connection is dead */
+};
+
+struct trp_ops {
+	/* Transmit one datagram: hdr (TRP header + ULP header, valid only during
+	 * the call) followed by data (NULL for control packets).  data is the
+	 * pointer given to trp_send(), also on retransmission. */
+	void (*xmit)(void *ctx, const void *hdr, size_t hdr_len,
+	             const void *data, size_t data_len, void *cookie);
+	/* Monotonic time in nanoseconds. */
+	uint64_t (*now_ns)(void *ctx);
+	/* A new DATA packet, once per PSN, immediately even if out of order.
+	 * payload = the bytes after the TRP header (ULP header + data). */
+	void (*deliver)(void *ctx, uint32_t psn, const void *payload, size_t len);
+	/* Every PSN before next_psn has been delivered. */
+	void (*in_order)(void *ctx, uint32_t next_psn);
+	/* The packet sent with cookie is acknowledged (status TRP_OK), or will
+	 * never be (status TRP_ERR_*).  Exactly once per successful trp_send(). */
+	void (*acked)(void *ctx, void *cookie, int status);
+	/* Connection events; pdata valid only during the call. */
+	void (*event)(void *ctx, enum trp_event_type type, int status,
+	              const void *pdata, size_t pdata_len);
+	/* Optional (may be NULL): trp_send() may succeed again after -EAGAIN. */
+	void (*writable)(void *ctx);
+};
+
+/* ---- Connections ------------------------------------------------------- */
+
+enum trp_state {
+	TRP_STATE_IDLE,        /* created; trp_connect/trp_conn_establish, or a REQUEST arrives */
+	TRP_STATE_REQ_SENT,    /* active: REQUEST outstanding */
+	TRP_STATE_REQ_RCVD,    /* passive: waiting for trp_accept/trp_reject */
+	TRP_STATE_ACCEPT_SENT, /* passive: waiting for our ACCEPT to be acknowledged */
+	TRP_STATE_REJECT_SENT, /* passive: waiting for our REJECT to be acknowledged */
+	TRP_STATE_ESTABLISHED,
+	TRP_STATE_CLOSING,     /* a SHUTDOWN sent or received, not both done */
+	TRP_STATE_CLOSED,
+	TRP_STATE_FAILED,
+};
+const char *trp_state_name(enum trp_state state);
+
+struct trp_stats {
+	uint64_t pkts_sent, bytes_sent;     /* every datagram, incl. retransmits */
+	uint64_t pkts_rcvd, bytes_rcvd;     /* every datagram handed to trp_input */
+	uint64_t data_delivered;            /* DATA packets delivered (new PSNs) */
+	uint64_t retransmits;               /* all retransmissions */
+	uint64_t timeouts;                  /* RTO expirations */
+	uint64_t fast_retransmits;          /* retransmissions triggered by SACK */
+	uint64_t sacks_sent, sacks_rcvd;    /* packets carrying a non-zero SACK bitmap */
+	uint64_t acks_sent;                 /* ACK-only packets */
+	uint64_t keepalives_sent;
+	uint64_t dup_dropped;               /* PSN already received */
+	uint64_t stale_dropped;             /* wrong conn_id, ACK of unsent PSN */
+	uint64_t window_dropped;            /* PSN beyond the receive window */
+	uint64_t early_dropped;             /* data before the connection was established */
+	uint64_t malformed_dropped;         /* header decode failed */
+	uint64_t checksum_dropped;          /* CRC32C mismatch */
+	uint64_t srtt_ns, rttvar_ns, rto_ns;
+	uint32_t cwnd, ssthresh;            /* packets */
+	uint32_t peer_window;               /* last window the peer advertised */
+	uint32_t recv_window;               /* window we advertise */
+	uint32_t in_flight;                 /* sent, not yet cumulatively acked */
+	uint32_t snd_una, snd_nxt;          /* oldest unacknowledged, next new PSN */
+	uint32_t rcv_next;                  /* next in-order PSN expected */
+};
+
+struct trp_conn;
+
+/* Allocate a connection (the only allocation), cfg NULL = defaults.
+ * Returns NULL on a bad config or out of memory. */
+struct trp_conn *trp_conn_create(const struct trp_config *cfg,
+                                 const struct trp_ops *ops, void *ctx);
+/* Free it.  Packets still outstanding are reported to acked() with
+ * TRP_ERR_ABORTED; no events are raised. */
+void trp_conn_destroy(struct trp_conn *conn);
+
+/* Active open: send CONNECT_REQUEST (retransmitted until answered).
+ * isn = our first PSN, conn_id = a fresh random nonce for this connection. */
+int trp_connect(struct trp_conn *conn, uint32_t isn, uint32_t conn_id,
+                const void *pdata, size_t pdata_len);
+/* Passive side, after TRP_EV_CONNECT_REQUEST. */
+int trp_accept(struct trp_conn *conn, uint32_t isn, const void *pdata, size_t pdata_len);
+int trp_reject(struct trp_conn *conn, uint32_t isn, const void *pdata, size_t pdata_len);
+/* Handshake-less open (RoCE-style, both ISNs exchanged out of band).
+ * The connection id is local_isn ^ remote_isn, the same on both sides. */
+int trp_conn_establish(struct trp_conn *conn, uint32_t local_isn, uint32_t remote_isn);
+/* Orderly close: SHUTDOWN after all data sent so far.  TRP_EV_CLOSED once our
+ * SHUTDOWN is acknowledged and the peer's has arrived. */
+int trp_shutdown(struct trp_conn *conn);
+
+/* Send one DATA packet.  ulp_hdr (<= TRP_MAX_ULP_HDR) is copied; data is
+ * referenced until acked(cookie) is called.  Returns the PSN (>= 0) or
+ * -EAGAIN (window, cwnd or ring full), -ENOTCONN, -EPIPE (shut down),
+ * -EMSGSIZE (ULP header too long). */
+int64_t trp_send(struct trp_conn *conn, const void *ulp_hdr, size_t ulp_hdr_len,
+                 const void *data, size_t data_len, void *cookie);
+/* True if trp_send() would not return -EAGAIN now. */
+bool trp_can_send(const struct trp_conn *conn);
+
+/* Process one received datagram (any content; malformed input is counted). */
+void trp_input(struct trp_conn *conn, const void *pkt, size_t len);
+/* Run timers: retransmission, delayed ACK, keepalive. */
+void trp_poll(struct trp_conn *conn);
+/* Absolute time (now_ns clock) trp_poll() next has work; UINT64_MAX = none. */
+uint64_t trp_next_deadline(const struct trp_conn *conn);
+
+/* Limit the window we advertise (a slow ULP); clamped to cfg.recv_window.
+ * The change is advertised at once.  Packets the peer sent against a larger
+ * window are dropped and retransmitted, so shrink before data flows. */
+void trp_set_recv_window(struct trp_conn *conn, uint32_t packets);
+
+enum trp_state trp_conn_state(const struct trp_conn *conn);
+uint32_t trp_conn_id(const struct trp_conn *conn);
+void trp_conn_stats(const struct trp_conn *conn, struct trp_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
