@@ -55,6 +55,37 @@ static void check_symbols(void)
 	dlclose(lib);
 }
 
+static void check_defined_in(void *handle, const char *path, const char *name)
+{
+	void *symbol = dlsym(handle, name);
+	Dl_info info;
+
+	if (!symbol || !dladdr(symbol, &info) ||
+	    strcmp(info.dli_fname, path) != 0) {
+		fprintf(stderr, "FAILED: %s does not export %s\n", path, name);
+		failures++;
+	}
+}
+
+/* libusiw.so exports exactly what overrides.h lists (libusiw.map says it
+ * again, for the linker). */
+static void check_preload_exports(const char *preload_path)
+{
+	void *preload = dlopen(preload_path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!preload) {
+		fprintf(stderr, "FAILED: dlopen %s: %s\n", preload_path, dlerror());
+		failures++;
+		return;
+	}
+/* dlsym on the handle also searches its dependencies (libibverbs), so
+ * where the symbol was found is what tells. */
+#define CHECK_EXPORTED(name, version)                                          \
+	check_defined_in(preload, preload_path, #name);
+	USIW_OVERRIDDEN_SYMBOLS(CHECK_EXPORTED)
+	dlclose(preload);
+}
+
 static void check_records(void)
 {
 	struct usiw_comp_event_record ours;
@@ -347,9 +378,11 @@ static void check_dispatch(void)
 	CHECK(atomic_load(&recording_device.refcount) == 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	check_symbols();
+	if (argc > 1)
+		check_preload_exports(argv[1]);
 	check_records();
 	check_dispatch();
 	if (failures) {
