@@ -4,6 +4,7 @@
 #define USIW_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct usiw_engine;
@@ -26,5 +27,76 @@ int usiw_engine_get(struct usiw_engine **engine);
 void usiw_engine_put(struct usiw_engine *engine);
 const char *usiw_engine_last_error(void);
 const struct usiw_port_attr *usiw_engine_port_attr(const struct usiw_engine *engine);
+
+/* ---- Datagram API: what the QP layer sends and receives through. ----
+ *
+ * Byte order: IPv4 addresses are in network byte order (as in
+ * usiw_port_attr.ipv4); UDP port numbers are in host byte order.
+ *
+ * Threads: every function below may be called from any application thread;
+ * the engine serializes them internally.  Receive callbacks run inside
+ * usiw_engine_progress (or the engine's thread in thread mode) and may call
+ * usiw_udp_send, usiw_udp_open and usiw_udp_close themselves. */
+
+struct usiw_udp_endpoint;
+
+/* Called once per received datagram.  data is valid only during the call
+ * (it points into the receive buffer); copy what must be kept. */
+typedef void (*usiw_udp_rx_fn)(void *ctx, uint32_t src_ipv4, uint16_t src_port,
+			       const void *data, size_t len);
+
+/* Binds a UDP port (0 = a free port from 49152-65535).  Returns 0, -EADDRINUSE,
+ * -ENOMEM, or -EINVAL. */
+int usiw_udp_open(struct usiw_engine *engine, uint16_t port, usiw_udp_rx_fn rx, void *ctx,
+		  struct usiw_udp_endpoint **out);
+void usiw_udp_close(struct usiw_udp_endpoint *ep);
+uint16_t usiw_udp_port(const struct usiw_udp_endpoint *ep);
+
+/* Largest hdr_len + data_len usiw_udp_send accepts: the IP MTU less the IPv4
+ * and UDP headers. */
+size_t usiw_udp_max_payload(const struct usiw_engine *engine);
+
+/* Sends one datagram whose payload is hdr followed by data (both copied).
+ * The frame leaves at the end of the current or next progress call.
+ * Returns:
+ *   0             sent, or queued while the peer's MAC is being resolved (ARP);
+ *   -EAGAIN       no buffer now (no mbuf, or the ARP queue of that peer is
+ *                 full): call progress and retry, or let the reliability layer
+ *                 retransmit;
+ *   -EHOSTUNREACH the peer did not answer ARP (the queued datagrams to it were
+ *                 dropped; a later send starts resolution again after a hold-off);
+ *   -ENETUNREACH  the peer is not in the port's subnet (there is no router);
+ *   -EMSGSIZE     hdr_len + data_len > usiw_udp_max_payload(). */
+int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_port,
+		  const void *hdr, size_t hdr_len, const void *data, size_t data_len);
+
+/* Receives a burst, answers ARP, delivers datagrams to their endpoints' rx
+ * callbacks, retransmits ARP requests and flushes transmissions.  Never
+ * blocks; returns at once if another thread is already progressing.  In
+ * thread mode the engine's own thread calls it and applications need not. */
+void usiw_engine_progress(struct usiw_engine *engine);
+
+/* Resolves the MAC of dst_ipv4, running progress until it is known or
+ * timeout_ms passes.  Returns 0, or -EHOSTUNREACH / -ENETUNREACH with a
+ * message in usiw_engine_last_error(). */
+int usiw_engine_resolve(struct usiw_engine *engine, uint32_t dst_ipv4, unsigned timeout_ms);
+
+struct usiw_engine_stats {
+	uint64_t rx_packets, rx_bytes;      /* frames received on the port */
+	uint64_t tx_packets, tx_bytes;      /* frames handed to the port */
+	uint64_t rx_datagrams;              /* delivered to an endpoint */
+	uint64_t tx_datagrams;              /* accepted by usiw_udp_send */
+	uint64_t drop_no_endpoint;          /* UDP to a port nobody opened */
+	uint64_t drop_bad_checksum;         /* IPv4 or UDP checksum wrong */
+	uint64_t drop_not_for_us;           /* other MAC, IP, protocol or ethertype */
+	uint64_t drop_malformed;            /* truncated, bad lengths, IP fragments */
+	uint64_t drop_no_mbuf;              /* send found no mbuf */
+	uint64_t drop_tx_full;              /* the port's tx queue was full */
+	uint64_t drop_arp;                  /* queued for a peer that never answered ARP */
+	uint64_t arp_requests_sent, arp_replies_sent, arp_received;
+};
+
+/* A snapshot of the counters (each counter is read atomically; the set is not). */
+void usiw_engine_stats(const struct usiw_engine *engine, struct usiw_engine_stats *out);
 
 #endif

@@ -1,0 +1,280 @@
+/* The engine's life cycle (get/put), the progress loop and the counters. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "engine_priv.h"
+
+RTE_LOG_REGISTER(usiw_logtype, usiw.engine, NOTICE);
+
+/* One engine per process; get/put and the telemetry reader take this. */
+static pthread_mutex_t engine_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct usiw_engine *the_engine;
+
+static _Thread_local char last_error[1024];
+
+void usiw_engine_set_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	USIW_LOG(DEBUG, "%s", last_error);
+}
+
+const char *usiw_engine_last_error(void)
+{
+	return last_error;
+}
+
+const struct usiw_port_attr *usiw_engine_port_attr(const struct usiw_engine *engine)
+{
+	struct usiw_engine *e = (struct usiw_engine *)engine;
+	e->attr.link_up = usiw_port_link(&e->port, &e->attr.speed_mbps);
+	return &e->attr;
+}
+
+static void engine_free(struct usiw_engine *e)
+{
+	if (e->thread_running)
+		usiw_engine_thread_stop(e);
+	usiw_demux_fini(&e->demux);
+	if (e->arp.table)
+		usiw_arp_fini(e);
+	if (e->loopback) {
+		struct rte_mbuf *m;
+		while (rte_ring_dequeue(e->loopback, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(e->loopback);
+	}
+	usiw_port_close(&e->port);
+	free(e);
+}
+
+static int engine_start(struct usiw_engine *e)
+{
+	char err[1024];
+	int rc;
+
+	rc = usiw_eal_start(&e->cfg);
+	if (rc)
+		return rc;
+	rc = usiw_port_open(&e->port, &e->cfg, &e->stats.drop_tx_full, err, sizeof(err));
+	if (rc) {
+		usiw_engine_set_error("%s", err);
+		return rc;
+	}
+	memcpy(e->attr.mac, e->port.mac.addr_bytes, 6);
+	e->attr.ipv4 = e->cfg.ipv4;
+	e->attr.prefix_len = e->cfg.prefix_len;
+	e->attr.mtu = e->cfg.mtu;
+	e->attr.link_up = usiw_port_link(&e->port, &e->attr.speed_mbps);
+
+	char name[RTE_RING_NAMESIZE];
+	snprintf(name, sizeof(name), "usiw_lo_%u", e->port.id);
+	e->loopback = rte_ring_create(name, USIW_LOOPBACK_RING_SIZE, (int)rte_socket_id(),
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!e->loopback || usiw_arp_init(e) != 0 ||
+	    usiw_demux_init(&e->demux, e->port.id, e->attr.ipv4, e->port.nb_queues) != 0) {
+		usiw_engine_set_error("%s: out of EAL memory for the engine's tables: give EAL "
+				      "more memory ([eal] args -m)", e->cfg.path);
+		return -ENOMEM;
+	}
+	rte_spinlock_recursive_init(&e->lock);
+	if (e->cfg.gratuitous_arp) {
+		rte_spinlock_recursive_lock(&e->lock);
+		usiw_arp_announce(e);
+		rte_eth_tx_buffer_flush(e->port.id, 0, e->port.txb);
+		rte_spinlock_recursive_unlock(&e->lock);
+	}
+	if (e->cfg.progress == USIW_PROGRESS_THREAD) {
+		rc = usiw_engine_thread_start(e);
+		if (rc)
+			return rc;
+	}
+	usiw_engine_telemetry_register();
+	return 0;
+}
+
+int usiw_engine_get(struct usiw_engine **engine)
+{
+	char err[1024];
+	int rc = 0;
+
+	pthread_mutex_lock(&engine_mutex);
+	if (the_engine) {
+		the_engine->refs++;
+		*engine = the_engine;
+		goto out;
+	}
+	struct usiw_engine *e = calloc(1, sizeof(*e));
+	if (!e) {
+		usiw_engine_set_error("out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	const char *path = usiw_config_path(err, sizeof(err));
+	if (!path) {
+		usiw_engine_set_error("%s", err);
+		free(e);
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = usiw_config_parse(path, &e->cfg, err, sizeof(err));
+	if (rc) {
+		usiw_engine_set_error("%s", err);
+		free(e);
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = engine_start(e);
+	if (rc) {
+		engine_free(e);
+		goto out;
+	}
+	e->refs = 1;
+	the_engine = e;
+	*engine = e;
+out:
+	pthread_mutex_unlock(&engine_mutex);
+	return rc;
+}
+
+void usiw_engine_put(struct usiw_engine *engine)
+{
+	pthread_mutex_lock(&engine_mutex);
+	if (engine && engine == the_engine && --engine->refs == 0) {
+		the_engine = NULL;
+		engine_free(engine);
+	}
+	pthread_mutex_unlock(&engine_mutex);
+}
+
+void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m)
+{
+	e->stats.tx_packets++;
+	e->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
+	rte_eth_tx_buffer(e->port.id, 0, e->port.txb, m);
+}
+
+static void input(struct usiw_engine *e, struct rte_mbuf *m)
+{
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr)) {
+		e->stats.drop_malformed++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	switch (eth->ether_type) {
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+		usiw_udp_input(e, m);
+		break;
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		usiw_arp_input(e, m);
+		break;
+	default:
+		e->stats.drop_not_for_us++;
+		rte_pktmbuf_free(m);
+	}
+}
+
+unsigned usiw_engine_poll(struct usiw_engine *e)
+{
+	struct rte_mbuf *burst[USIW_RX_BURST];
+	unsigned handled = 0;
+
+	for (uint16_t q = 0; q < e->port.nb_queues; q++) {
+		uint16_t n = rte_eth_rx_burst(e->port.id, q, burst, USIW_RX_BURST);
+		for (uint16_t i = 0; i < n; i++) {
+			e->stats.rx_packets++;
+			e->stats.rx_bytes += rte_pktmbuf_pkt_len(burst[i]);
+			input(e, burst[i]);
+		}
+		handled += n;
+	}
+	unsigned n = rte_ring_dequeue_burst(e->loopback, (void **)burst, USIW_RX_BURST, NULL);
+	for (unsigned i = 0; i < n; i++)
+		usiw_udp_input(e, burst[i]);
+	handled += n;
+
+	usiw_arp_timer(e, rte_get_tsc_cycles());
+	handled += rte_eth_tx_buffer_flush(e->port.id, 0, e->port.txb);
+	return handled;
+}
+
+/* Progress from several application threads at once would only make them
+ * queue on the port: one thread progresses and the others return, since the
+ * one doing it delivers for all of them. */
+void usiw_engine_progress(struct usiw_engine *e)
+{
+	if (!rte_spinlock_recursive_trylock(&e->lock))
+		return;
+	usiw_engine_poll(e);
+	rte_spinlock_recursive_unlock(&e->lock);
+}
+
+int usiw_engine_resolve(struct usiw_engine *e, uint32_t ipv4, unsigned timeout_ms)
+{
+	char ip[INET_ADDRSTRLEN];
+	uint32_t mask = e->attr.prefix_len ? rte_cpu_to_be_32(~0u << (32 - e->attr.prefix_len)) : 0;
+	inet_ntop(AF_INET, &ipv4, ip, sizeof(ip));
+
+	if ((ipv4 & mask) != (e->attr.ipv4 & mask)) {
+		usiw_engine_set_error("%s is not in the port's subnet (%s: [port] ipv4)", ip,
+				      e->cfg.path);
+		return -ENETUNREACH;
+	}
+	if (ipv4 == e->attr.ipv4)
+		return 0;
+	uint64_t deadline = rte_get_tsc_cycles() + (uint64_t)timeout_ms * rte_get_tsc_hz() / 1000;
+	for (;;) {
+		rte_spinlock_recursive_lock(&e->lock);
+		int state = usiw_arp_state(e, ipv4);
+		if (e->cfg.progress == USIW_PROGRESS_INLINE)
+			usiw_engine_poll(e);
+		rte_spinlock_recursive_unlock(&e->lock);
+		if (state == USIW_ARP_RESOLVED)
+			return 0;
+		if (state == -ENOSPC) {
+			usiw_engine_set_error("ARP cache full (%d entries)", USIW_ARP_ENTRIES);
+			return -EHOSTUNREACH;
+		}
+		if (state == USIW_ARP_FAILED || rte_get_tsc_cycles() >= deadline) {
+			usiw_engine_set_error("peer %s did not answer ARP within %u ms (requests every "
+					      "%u ms, at most %u: [port] arp-interval-ms, arp-retries "
+					      "in %s)", ip, timeout_ms, e->cfg.arp_interval_ms,
+					      e->cfg.arp_retries,
+					      e->cfg.path);
+			return -EHOSTUNREACH;
+		}
+		if (e->cfg.progress == USIW_PROGRESS_THREAD)
+			rte_delay_us_sleep(100);
+	}
+}
+
+void usiw_engine_stats(const struct usiw_engine *e, struct usiw_engine_stats *out)
+{
+	*out = e->stats;
+}
+
+int usiw_engine_stats_current(struct usiw_engine_stats *out)
+{
+	int rc = -ENODEV;
+	pthread_mutex_lock(&engine_mutex);
+	if (the_engine) {
+		*out = the_engine->stats;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&engine_mutex);
+	return rc;
+}

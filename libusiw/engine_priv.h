@@ -1,0 +1,88 @@
+/* The engine's own state, shared by the engine*.c, port.c, arp.c and demux.c
+ * files.  Nothing outside libusiw/ (and the engine's tests) includes this. */
+#ifndef USIW_ENGINE_PRIV_H
+#define USIW_ENGINE_PRIV_H
+
+#include <stdarg.h>
+
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_spinlock.h>
+
+#include "arp.h"
+#include "config.h"
+#include "demux.h"
+#include "engine.h"
+#include "port.h"
+
+extern int usiw_logtype;
+#define USIW_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, usiw_logtype, "usiw: " fmt "\n", ##__VA_ARGS__)
+
+/* Frames addressed to our own IPv4 go through this ring instead of the port,
+ * and are delivered by the next progress call (never inside the send). */
+#define USIW_LOOPBACK_RING_SIZE 256
+#define USIW_RX_BURST 32
+
+struct usiw_engine {
+	struct usiw_config cfg;
+	int refs;
+
+	/* Serializes everything that touches the port, the ARP cache and the
+	 * demux table.  Recursive because rx callbacks run under it and may
+	 * send or open endpoints. */
+	rte_spinlock_recursive_t lock;
+
+	struct usiw_port port;
+	struct usiw_port_attr attr;
+	struct usiw_arp arp;
+	struct usiw_demux demux;
+	struct rte_ring *loopback;
+	uint16_t ip_id;
+
+	struct usiw_engine_stats stats;
+
+	/* thread mode */
+	unsigned thread_lcore;
+	volatile bool thread_stop;
+	bool thread_running;
+
+	/* Holds a datagram received in several mbuf segments, so that the rx
+	 * callback always sees contiguous data. */
+	uint8_t rx_scratch[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
+};
+
+struct usiw_udp_endpoint {
+	struct usiw_engine *engine;
+	uint16_t port;          /* host order */
+	usiw_udp_rx_fn rx;
+	void *ctx;
+	struct usiw_demux_rule rule;
+};
+
+/* Sets the calling thread's last error message. */
+void usiw_engine_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* EAL: started once per process (engine_eal.c). */
+int usiw_eal_start(const struct usiw_config *cfg);
+
+/* One progress pass under the lock; returns the number of frames handled. */
+unsigned usiw_engine_poll(struct usiw_engine *e);
+
+/* Hands a complete Ethernet frame (dst MAC already set) to the port. */
+void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m);
+
+/* IPv4/UDP receive path (engine_udp.c). */
+void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m);
+
+/* thread mode (engine_thread.c) */
+int usiw_engine_thread_start(struct usiw_engine *e);
+void usiw_engine_thread_stop(struct usiw_engine *e);
+
+/* rte_telemetry /usiw/stats (engine_telemetry.c) */
+void usiw_engine_telemetry_register(void);
+/* A snapshot of the current engine's counters, or -ENODEV if there is none. */
+int usiw_engine_stats_current(struct usiw_engine_stats *out);
+
+#endif

@@ -1,0 +1,205 @@
+/* UDP over IPv4 on the engine's port: endpoints, building frames to send,
+ * and checking and delivering received ones. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include "engine_priv.h"
+
+#define HDRS_LEN (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
+		  sizeof(struct rte_udp_hdr))
+#define USIW_IP_TTL 64
+
+int usiw_udp_open(struct usiw_engine *e, uint16_t port, usiw_udp_rx_fn rx, void *ctx,
+		  struct usiw_udp_endpoint **out)
+{
+	if (!e || !rx || !out)
+		return -EINVAL;
+	struct usiw_udp_endpoint *ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->engine = e;
+	ep->rx = rx;
+	ep->ctx = ctx;
+	rte_spinlock_recursive_lock(&e->lock);
+	int rc = usiw_demux_add(&e->demux, port, ep, &ep->rule, &ep->port);
+	rte_spinlock_recursive_unlock(&e->lock);
+	if (rc) {
+		free(ep);
+		return rc;
+	}
+	*out = ep;
+	return 0;
+}
+
+void usiw_udp_close(struct usiw_udp_endpoint *ep)
+{
+	if (!ep)
+		return;
+	struct usiw_engine *e = ep->engine;
+	rte_spinlock_recursive_lock(&e->lock);
+	usiw_demux_del(&e->demux, ep->port, &ep->rule);
+	rte_spinlock_recursive_unlock(&e->lock);
+	free(ep);
+}
+
+uint16_t usiw_udp_port(const struct usiw_udp_endpoint *ep)
+{
+	return ep->port;
+}
+
+size_t usiw_udp_max_payload(const struct usiw_engine *e)
+{
+	return e->cfg.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_udp_hdr);
+}
+
+static bool on_link(const struct usiw_engine *e, uint32_t ipv4)
+{
+	uint32_t mask = e->attr.prefix_len ? rte_cpu_to_be_32(~0u << (32 - e->attr.prefix_len)) : 0;
+	return (ipv4 & mask) == (e->attr.ipv4 & mask);
+}
+
+int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_port,
+		  const void *hdr, size_t hdr_len, const void *data, size_t data_len)
+{
+	struct usiw_engine *e = ep->engine;
+	const size_t payload = hdr_len + data_len;
+
+	if (payload > usiw_udp_max_payload(e))
+		return -EMSGSIZE;
+	if (!on_link(e, dst_ipv4))
+		return -ENETUNREACH;
+
+	struct rte_mbuf *m = rte_pktmbuf_alloc(e->port.pool);
+	if (!m) {
+		e->stats.drop_no_mbuf++;
+		return -EAGAIN;
+	}
+	/* The pool's data room holds a full frame (port.c), so this cannot fail. */
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, HDRS_LEN + payload);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint8_t *p = (uint8_t *)(udp + 1);
+
+	memcpy(p, hdr, hdr_len);
+	memcpy(p + hdr_len, data, data_len);
+
+	eth->src_addr = e->port.mac;
+	eth->dst_addr = e->port.mac;   /* until ARP says where */
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+
+	rte_spinlock_recursive_lock(&e->lock);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + payload));
+	ip->packet_id = rte_cpu_to_be_16(e->ip_id++);
+	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = USIW_IP_TTL;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = e->attr.ipv4;
+	ip->dst_addr = dst_ipv4;
+	udp->src_port = rte_cpu_to_be_16(ep->port);
+	udp->dst_port = rte_cpu_to_be_16(dst_port);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + payload));
+	udp->dgram_cksum = 0;
+	if (e->port.tx_cksum_offload) {
+		m->l2_len = sizeof(*eth);
+		m->l3_len = sizeof(*ip);
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
+		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	} else {
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+	}
+
+	int rc;
+	if (dst_ipv4 == e->attr.ipv4) {
+		rc = rte_ring_enqueue(e->loopback, m) == 0 ? 0 : -EAGAIN;
+		if (rc)
+			rte_pktmbuf_free(m);
+	} else {
+		rc = usiw_arp_output(e, dst_ipv4, m);
+	}
+	if (rc == 0)
+		e->stats.tx_datagrams++;
+	rte_spinlock_recursive_unlock(&e->lock);
+	return rc;
+}
+
+static bool checksums_good(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+			   const struct rte_udp_hdr *udp, size_t l4_off)
+{
+	const uint64_t ipf = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	const uint64_t l4f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if (ipf == RTE_MBUF_F_RX_IP_CKSUM_BAD || l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return false;
+	if (ipf != RTE_MBUF_F_RX_IP_CKSUM_GOOD && rte_ipv4_cksum(ip) != 0)
+		return false;
+	if (l4f == RTE_MBUF_F_RX_L4_CKSUM_GOOD || udp->dgram_cksum == 0)
+		return true;
+	if (rte_pktmbuf_is_contiguous(m))
+		return rte_ipv4_udptcp_cksum_verify(ip, udp) == 0;
+	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)l4_off) == 0;
+}
+
+void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m)
+{
+	const size_t l3_off = sizeof(struct rte_ether_hdr);
+	const size_t l4_off = l3_off + sizeof(struct rte_ipv4_hdr);
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &e->port.mac) &&
+	    !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
+		e->stats.drop_not_for_us++;
+		goto drop;
+	}
+	if (rte_pktmbuf_data_len(m) < l4_off + sizeof(struct rte_udp_hdr)) {
+		e->stats.drop_malformed++;
+		goto drop;
+	}
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	if (ip->dst_addr != e->attr.ipv4 || ip->next_proto_id != IPPROTO_UDP) {
+		e->stats.drop_not_for_us++;
+		goto drop;
+	}
+	const uint16_t ip_len = rte_be_to_cpu_16(ip->total_length);
+	/* IP options are never sent by usiw peers; fragments are refused
+	 * because datagrams never exceed the MTU (DF is set). */
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF || ip_len > rte_pktmbuf_pkt_len(m) - l3_off ||
+	    ip_len < sizeof(*ip) + sizeof(struct rte_udp_hdr) ||
+	    (ip->fragment_offset & RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))) {
+		e->stats.drop_malformed++;
+		goto drop;
+	}
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
+	const uint16_t udp_len = rte_be_to_cpu_16(udp->dgram_len);
+	if (udp_len < sizeof(*udp) || udp_len > ip_len - sizeof(*ip)) {
+		e->stats.drop_malformed++;
+		goto drop;
+	}
+	/* Ethernet padding of short frames is not part of the datagram. */
+	if (rte_pktmbuf_pkt_len(m) > l3_off + ip_len)
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - l3_off - ip_len));
+	if (!checksums_good(m, ip, udp, l4_off)) {
+		e->stats.drop_bad_checksum++;
+		goto drop;
+	}
+	struct usiw_udp_endpoint *ep = usiw_demux_lookup(&e->demux, udp->dst_port);
+	if (!ep) {
+		e->stats.drop_no_endpoint++;
+		goto drop;
+	}
+	const size_t len = udp_len - sizeof(*udp);
+	const void *data = rte_pktmbuf_read(m, (uint32_t)(l4_off + sizeof(*udp)), (uint32_t)len,
+					    e->rx_scratch);
+	e->stats.rx_datagrams++;
+	ep->rx(ep->ctx, ip->src_addr, rte_be_to_cpu_16(udp->src_port), data, len);
+drop:
+	rte_pktmbuf_free(m);
+}

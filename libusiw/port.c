@@ -1,0 +1,355 @@
+/* Port bring-up: probe the device, size the mempool, configure and start the
+ * queues, wait (bounded) for link up; and the matching teardown. */
+#define _GNU_SOURCE
+#include "port.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_kvargs.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#define MBUF_CACHE 256
+#define TX_BUFFER_SIZE 32          /* = the rx burst: one progress pass fills it at most once */
+/* The listening flag of /proc/net/unix (__SO_ACCEPTCON in the kernel). */
+#define UNIX_FLAG_LISTENING 0x00010000u
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static int memif_arg(const char *key, const char *value, void *opaque)
+{
+	struct usiw_memif_args *a = opaque;
+	if (!strcmp(key, "role"))
+		a->server = strcmp(value, "client") != 0;
+	else if (!strcmp(key, "socket-abstract"))
+		a->abstract = strcmp(value, "no") != 0;
+	else if (!strcmp(key, "socket"))
+		snprintf(a->socket, sizeof(a->socket), "%s", value);
+	return 0;
+}
+
+/* The devargs keys net_memif accepts (DPDK 22.11); it ignores every argument,
+ * silently, when one of them is not in this list. */
+static const char *const memif_keys[] = {
+	"id", "role", "bsize", "rsize", "socket", "socket-abstract", "owner-uid",
+	"owner-gid", "mac", "zero-copy", "secret", NULL
+};
+
+void usiw_memif_args_parse(const char *devargs, struct usiw_memif_args *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (strncmp(devargs, "net_memif", 9) != 0)
+		return;
+	/* memif's own defaults (DPDK 22.11) */
+	out->is_memif = true;
+	out->server = false;
+	out->abstract = true;
+	snprintf(out->socket, sizeof(out->socket), "/run/memif.sock");
+	const char *comma = strchr(devargs, ',');
+	if (!comma)
+		return;
+	struct rte_kvargs *kv = rte_kvargs_parse(comma + 1, memif_keys);
+	if (!kv) {
+		out->bad_args = true;
+		return;
+	}
+	rte_kvargs_process(kv, NULL, memif_arg, out);
+	rte_kvargs_free(kv);
+}
+
+bool usiw_unix_socket_listening(const char *path, bool abstract)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	char line[512];
+	bool listening = false;
+
+	if (!f)
+		return false;
+	while (!listening && fgets(line, sizeof(line), f)) {
+		unsigned flags;
+		char name[256];
+		if (sscanf(line, "%*s %*s %*s %x %*s %*s %*s %255s", &flags, name) != 2)
+			continue;
+		const char *n = name;
+		if (abstract) {
+			if (*n != '@')
+				continue;
+			n++;
+		}
+		listening = (flags & UNIX_FLAG_LISTENING) && !strcmp(n, path);
+	}
+	fclose(f);
+	return listening;
+}
+
+/* memif needs the server's socket free (a stale file makes its bind fail)
+ * and the client's socket present before it starts (it connects once). */
+static int memif_prepare(const struct usiw_memif_args *a, const struct usiw_config *cfg,
+			 char *err, size_t errlen)
+{
+	if (a->bad_args) {
+		snprintf(err, errlen, "%s: [port] device = %s: memif arguments must be key=value "
+			 "with keys from: id, role, bsize, rsize, socket, socket-abstract, "
+			 "owner-uid, owner-gid, mac, zero-copy, secret", cfg->path, cfg->device);
+		return -EINVAL;
+	}
+	if (a->server) {
+		if (usiw_unix_socket_listening(a->socket, a->abstract)) {
+			snprintf(err, errlen, "%s: [port] device: memif socket %s%s is in use by "
+				 "another process (a memif server is listening on it); give each "
+				 "pair its own socket=", cfg->path, a->abstract ? "@" : "",
+				 a->socket);
+			return -EADDRINUSE;
+		}
+		if (!a->abstract)
+			unlink(a->socket);   /* stale: nobody listens on it */
+		return 0;
+	}
+	if (a->abstract)
+		return 0;   /* cannot be waited for without connecting */
+	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
+	while (!usiw_unix_socket_listening(a->socket, false)) {
+		if (now_ms() >= deadline) {
+			snprintf(err, errlen, "memif peer did not connect within %u s: no memif "
+				 "server is listening on %s (start the role=server side first)",
+				 cfg->link_timeout_s, a->socket);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(5);
+	}
+	return 0;
+}
+
+static int find_port(const char *devargs, char *name, size_t namelen, uint16_t *id)
+{
+	size_t n = strcspn(devargs, ",");
+	snprintf(name, namelen, "%.*s", (int)n, devargs);
+	if (rte_eth_dev_get_port_by_name(name, id) == 0)
+		return 0;
+	/* A PCI device may be named differently by the bus (domain added);
+	 * with a single port there is no ambiguity. */
+	if (rte_eth_dev_count_avail() == 1) {
+		RTE_ETH_FOREACH_DEV(*id)
+			return 0;
+	}
+	return -ENODEV;
+}
+
+static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
+		     const struct usiw_memif_args *memif, char *err, size_t errlen)
+{
+	if (cfg->link_timeout_s == 0)
+		return 0;
+	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
+	for (;;) {
+		struct rte_eth_link link;
+		if (rte_eth_link_get_nowait(port->id, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_UP)
+			return 0;
+		if (now_ms() >= deadline)
+			break;
+		sleep_ms(1);
+	}
+	if (memif->is_memif)
+		snprintf(err, errlen, "memif peer did not connect within %u s (socket %s, we are "
+			 "the %s; [port] link-timeout in %s)", cfg->link_timeout_s, memif->socket,
+			 memif->server ? "server" : "client", cfg->path);
+	else
+		snprintf(err, errlen, "link of %s did not come up within %u s ([port] "
+			 "link-timeout in %s)", port->name, cfg->link_timeout_s, cfg->path);
+	return -ETIMEDOUT;
+}
+
+static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
+		     char *err, size_t errlen)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	int rc;
+
+	rc = rte_eth_dev_info_get(port->id, &info);
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot query the device: %s", port->name, strerror(-rc));
+		return rc;
+	}
+	port->nb_queues = RTE_MIN(cfg->queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues));
+	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = cfg->mtu;
+	const uint64_t tx_ck = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+	const uint64_t rx_ck = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+	port->tx_cksum_offload = (info.tx_offload_capa & tx_ck) == tx_ck;
+	port->rx_cksum_offload = (info.rx_offload_capa & rx_ck) == rx_ck;
+	if (port->tx_cksum_offload)
+		conf.txmode.offloads |= tx_ck;
+	if (port->rx_cksum_offload)
+		conf.rxmode.offloads |= rx_ck;
+
+	rc = rte_eth_dev_configure(port->id, port->nb_queues, port->nb_queues, &conf);
+	if (rc) {
+		snprintf(err, errlen, "%s: rte_eth_dev_configure failed (%s) with %u queue(s), "
+			 "mtu %u", port->name, strerror(-rc), port->nb_queues, cfg->mtu);
+		return rc;
+	}
+	uint16_t nb_rxd = cfg->rx_ring, nb_txd = cfg->tx_ring;
+	rte_eth_dev_adjust_nb_rx_tx_desc(port->id, &nb_rxd, &nb_txd);
+
+	port->max_frame = cfg->mtu + RTE_ETHER_HDR_LEN;
+	unsigned room = RTE_MAX((unsigned)RTE_MBUF_DEFAULT_BUF_SIZE,
+				(unsigned)(
+				RTE_PKTMBUF_HEADROOM + port->max_frame + RTE_ETHER_CRC_LEN));
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	snprintf(pool_name, sizeof(pool_name), "usiw_mbufs_%u", port->id);
+	port->pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, room,
+					     rte_eth_dev_socket_id(port->id));
+	if (!port->pool) {
+		snprintf(err, errlen, "%s: cannot create a pool of %u mbufs of %u bytes (%s): "
+			 "lower [port] mbufs in %s or give EAL more memory (-m)", port->name,
+			 cfg->mbufs, room, rte_strerror(rte_errno), cfg->path);
+		return -ENOMEM;
+	}
+	for (uint16_t q = 0; q < port->nb_queues; q++) {
+		rc = rte_eth_rx_queue_setup(port->id, q, nb_rxd, rte_eth_dev_socket_id(port->id),
+					    NULL, port->pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(port->id, q, nb_txd,
+						    rte_eth_dev_socket_id(port->id), NULL);
+		if (rc) {
+			snprintf(err, errlen, "%s: queue %u setup failed (%s)%s", port->name, q,
+				 strerror(-rc), strncmp(cfg->device, "net_af_packet", 13) ? "" :
+				 ": af_packet's framesz must fit in one mbuf (here the larger of "
+				 "2048 and the MTU plus 142 bytes): lower framesz or raise mtu");
+			return rc;
+		}
+	}
+	port->txb = rte_zmalloc_socket("usiw_txb", RTE_ETH_TX_BUFFER_SIZE(TX_BUFFER_SIZE), 0,
+				       rte_eth_dev_socket_id(port->id));
+	if (!port->txb) {
+		snprintf(err, errlen, "%s: out of memory for the tx buffer", port->name);
+		return -ENOMEM;
+	}
+	rte_eth_tx_buffer_init(port->txb, TX_BUFFER_SIZE);
+	rte_eth_tx_buffer_set_err_callback(port->txb, rte_eth_tx_buffer_count_callback, tx_drops);
+
+	if (cfg->mac_set) {
+		struct rte_ether_addr mac;
+		memcpy(mac.addr_bytes, cfg->mac, 6);
+		/* Ports that cannot change their MAC still receive frames to it
+		 * in promiscuous mode; the engine filters by MAC itself. */
+		if (rte_eth_dev_default_mac_addr_set(port->id, &mac) != 0)
+			rte_eth_promiscuous_enable(port->id);
+		port->mac = mac;
+	} else {
+		rte_eth_macaddr_get(port->id, &port->mac);
+	}
+	return 0;
+}
+
+int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
+		   char *err, size_t errlen)
+{
+	struct usiw_memif_args memif;
+	int rc;
+
+	memset(port, 0, sizeof(*port));
+	usiw_memif_args_parse(cfg->device, &memif);
+	if (memif.is_memif) {
+		rc = memif_prepare(&memif, cfg, err, errlen);
+		if (rc)
+			return rc;
+	}
+
+	rc = rte_dev_probe(cfg->device);
+	if (rc == 0) {
+		port->probed = true;
+	} else if (rc != -EEXIST) {
+		snprintf(err, errlen, "%s: [port] device = %s: the device could not be probed (%s)%s",
+			 cfg->path, cfg->device, strerror(-rc),
+			 memif.is_memif ? "; check the memif socket path and role" :
+			 "; set USIW_LOG=debug for the driver's messages");
+		return rc;
+	}
+	if (find_port(cfg->device, port->name, sizeof(port->name), &port->id) != 0) {
+		snprintf(err, errlen, "%s: [port] device = %s: probed, but no ethdev port appeared",
+			 cfg->path, cfg->device);
+		usiw_port_close(port);
+		return -ENODEV;
+	}
+	rc = configure(port, cfg, tx_drops, err, errlen);
+	if (rc) {
+		usiw_port_close(port);
+		return rc;
+	}
+
+	/* A memif client's start is its one connection attempt: retry it
+	 * until the link timeout, for a server that is still coming up. */
+	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
+	while ((rc = rte_eth_dev_start(port->id)) != 0 && memif.is_memif && !memif.server &&
+	       now_ms() < deadline)
+		sleep_ms(10);
+	if (rc) {
+		snprintf(err, errlen, "%s: the port could not be started (%s)%s", port->name,
+			 strerror(-rc), memif.is_memif && !memif.server ?
+			 ": the memif server did not accept the connection" : "");
+		usiw_port_close(port);
+		return rc;
+	}
+	port->started = true;
+	rc = wait_link(port, cfg, &memif, err, errlen);
+	if (rc)
+		usiw_port_close(port);
+	return rc;
+}
+
+void usiw_port_close(struct usiw_port *port)
+{
+	struct rte_eth_dev_info info;
+	struct rte_device *dev = NULL;
+
+	if (port->name[0] && rte_eth_dev_is_valid_port(port->id) &&
+	    rte_eth_dev_info_get(port->id, &info) == 0)
+		dev = info.device;
+	if (port->started) {
+		if (port->txb)
+			rte_eth_tx_buffer_flush(port->id, 0, port->txb);
+		rte_eth_dev_stop(port->id);
+		port->started = false;
+	}
+	if (dev) {
+		rte_eth_dev_close(port->id);
+		if (port->probed)
+			rte_dev_remove(dev);
+	}
+	rte_free(port->txb);
+	rte_mempool_free(port->pool);
+	memset(port, 0, sizeof(*port));
+}
+
+bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps)
+{
+	struct rte_eth_link link;
+	if (rte_eth_link_get_nowait(port->id, &link) != 0)
+		return false;
+	if (speed_mbps)
+		*speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
+	return link.link_status == RTE_ETH_LINK_UP;
+}

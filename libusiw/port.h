@@ -1,0 +1,55 @@
+/* One Ethernet port: the device named by [port] device, its mempool, queues
+ * and transmit buffer. */
+#ifndef USIW_PORT_H
+#define USIW_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mempool.h>
+
+#include "config.h"
+
+struct usiw_port {
+	uint16_t id;
+	bool probed;                  /* we probed the device, so we remove it */
+	bool started;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rte_mempool *pool;
+	struct rte_eth_dev_tx_buffer *txb;
+	uint16_t nb_queues;
+	bool tx_cksum_offload;        /* IPv4 and UDP checksums done by the port */
+	bool rx_cksum_offload;        /* rx checksum status in mbuf ol_flags */
+	struct rte_ether_addr mac;
+	uint16_t max_frame;           /* Ethernet frame without FCS */
+};
+
+/* Probes, configures and starts the port, then waits for link up (bounded by
+ * [port] link-timeout).  tx_drops counts frames the tx queue refused.
+ * Returns 0 or a negative errno with a message in err. */
+int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
+		   char *err, size_t errlen);
+void usiw_port_close(struct usiw_port *port);
+
+/* Link state without waiting. */
+bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps);
+
+/* memif devargs helpers, exposed for the config and error tests. */
+struct usiw_memif_args {
+	bool is_memif;
+	bool bad_args;                /* an argument memif does not know */
+	bool server;                  /* role=server (memif's default: client) */
+	bool abstract;                /* socket-abstract=yes (memif's default) */
+	char socket[108];
+};
+void usiw_memif_args_parse(const char *devargs, struct usiw_memif_args *out);
+
+/* Whether a unix socket named path (abstract or not) is listening in this
+ * network namespace, from /proc/net/unix (which does not disturb it, unlike
+ * a test connection). */
+bool usiw_unix_socket_listening(const char *path, bool abstract);
+
+#endif

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Bad setups must fail fast (well within their bound) with a message that
+# says what is wrong: a missing configuration, a bad key, a memif socket
+# already in use, a memif peer that never connects, a peer that never answers
+# ARP, hugepages wanted but none reserved.
+#   bad-setups.sh PINGPONG
+set -uo pipefail
+pingpong=$1
+tmp=$(mktemp -d /tmp/usiw-bad.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp" /var/run/dpdk/usiw-bad-${tmp##*.}-*' EXIT
+failures=0
+n=0
+
+conf() { # file prefix-suffix device [extra lines]
+	local f=$1 p=$2 dev=$3
+	shift 3
+	{
+		echo "[eal]"
+		echo "args = --no-pci --no-huge -m 128 --file-prefix usiw-bad-${tmp##*.}-$p"
+		echo "[port]"
+		echo "device = $dev"
+		echo "ipv4 = 10.77.0.$((RANDOM % 200 + 2))/24"
+		[[ "$*" == *link-timeout* ]] || echo "link-timeout = 1"
+		printf '%s\n' "$@"
+	} >"$f"
+}
+
+# expect NAME MAX-SECONDS PATTERN COMMAND...: COMMAND must exit non-zero
+# within MAX-SECONDS with PATTERN (extended regex) in its output.
+expect() {
+	local name=$1 max=$2 pattern=$3
+	shift 3
+	n=$((n + 1))
+	local t0=$SECONDS out rc
+	out=$(timeout $((max + 5)) "$@" 2>&1)
+	rc=$?
+	local took=$((SECONDS - t0))
+	if ((rc == 0)); then
+		echo "FAIL $name: exited 0"; failures=$((failures + 1))
+	elif ((rc == 124 || took > max)); then
+		echo "FAIL $name: took ${took}s (bound ${max}s)"; failures=$((failures + 1))
+	elif ! grep -Eq -- "$pattern" <<<"$out"; then
+		echo "FAIL $name: message does not match /$pattern/:"; echo "$out" | sed 's/^/    /'
+		failures=$((failures + 1))
+	else
+		echo "ok   $name (${took}s): $(grep -E -- "$pattern" <<<"$out" | head -1)"
+	fi
+}
+
+expect "missing config" 2 "USIW_CONFIG" env -u USIW_CONFIG "$pingpong" server
+expect "config file absent" 2 "$tmp/none.conf.*No such file" \
+	env USIW_CONFIG=$tmp/none.conf "$pingpong" server
+
+conf "$tmp/badkey.conf" k "net_memif0,role=server,socket=$tmp/k.sock,socket-abstract=no" "mtu = 1500" "colour = blue"
+expect "unknown key" 2 "$tmp/badkey.conf: \[port\] unknown key 'colour'" \
+	env USIW_CONFIG=$tmp/badkey.conf "$pingpong" server
+
+conf "$tmp/badval.conf" v "net_memif0,role=server,socket=$tmp/v.sock,socket-abstract=no" "mtu = jumbo"
+expect "bad value" 2 "$tmp/badval.conf: \[port\] mtu = 'jumbo' is not allowed" \
+	env USIW_CONFIG=$tmp/badval.conf "$pingpong" server
+
+conf "$tmp/badmemif.conf" m "net_memif0,role=server,socket=$tmp/m.sock,socket-abstrakt=no"
+expect "unknown memif argument" 2 "memif arguments must be key=value" \
+	env USIW_CONFIG=$tmp/badmemif.conf "$pingpong" server
+
+# A server that never gets a client.
+conf "$tmp/lonely.conf" l "net_memif0,role=server,socket=$tmp/l.sock,socket-abstract=no"
+expect "memif peer never connects (server)" 4 "memif peer did not connect within 1 s" \
+	env USIW_CONFIG=$tmp/lonely.conf "$pingpong" server
+
+# A client with no server.
+conf "$tmp/orphan.conf" o "net_memif0,role=client,socket=$tmp/o.sock,socket-abstract=no"
+expect "memif peer never connects (client)" 4 "memif peer did not connect within 1 s" \
+	env USIW_CONFIG=$tmp/orphan.conf "$pingpong" client 10.77.0.1
+
+# A socket in use: a first server waits for its client (link-timeout 5) while
+# a second one tries the same socket.
+conf "$tmp/first.conf" f "net_memif0,role=server,socket=$tmp/f.sock,socket-abstract=no" "link-timeout = 5"
+conf "$tmp/second.conf" s "net_memif0,role=server,socket=$tmp/f.sock,socket-abstract=no"
+USIW_CONFIG=$tmp/first.conf "$pingpong" server >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q " $tmp/f.sock\$" /proc/net/unix && break; sleep 0.05; done
+expect "memif socket in use" 2 "memif socket $tmp/f.sock is in use by another process" \
+	env USIW_CONFIG=$tmp/second.conf "$pingpong" server
+kill "${pids[@]}" 2>/dev/null
+
+# Hugepages wanted (no --no-huge) but none free.
+if [[ $(awk '/HugePages_Free/ {print $2}' /proc/meminfo) == 0 ]]; then
+	cat >"$tmp/huge.conf" <<EOC
+[eal]
+args = --no-pci --in-memory
+[port]
+device = net_memif0,role=server,socket=$tmp/h.sock,socket-abstract=no
+ipv4 = 10.77.0.1/24
+EOC
+	expect "no hugepages" 2 "run tools/usiw-setup.*--no-huge -m 512" \
+		env USIW_CONFIG=$tmp/huge.conf "$pingpong" server
+else
+	echo "skip no hugepages: hugepages are reserved on this machine"
+fi
+
+# A peer that never answers ARP: a working memif pair, but the client pings an
+# address nobody has.
+pair=$(dirname "$(readlink -f "$0")")/../../../tools/usiw-pair
+expect "peer never answers ARP" 10 "peer 10.77.0.99 did not answer ARP within 5000 ms" \
+	"$pair" --direct --timeout 20 --server "$pingpong server -t 6" \
+	--client "$pingpong client 10.77.0.99"
+
+echo "$((n - failures)) of $n bad setups refused correctly"
+((failures == 0))

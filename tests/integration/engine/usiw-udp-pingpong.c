@@ -1,0 +1,310 @@
+/* UDP ping-pong between two usiw engines, through the engine's datagram API
+ * only (no TRP, no verbs): the server echoes every datagram, the client
+ * resolves the server with ARP, sends datagrams of several sizes up to the
+ * MTU one at a time, checks every byte of every echo, and reports the RTT.
+ *
+ *   usiw-udp-pingpong server [-p PORT] [-t SECONDS]
+ *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS]
+ *
+ * The engine reads its configuration from USIW_CONFIG. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+#define DEFAULT_PORT 7471
+#define BYE_SEQ UINT32_MAX
+#define RESEND_NS (200 * 1000000LL)
+#define MAX_RESENDS 10
+#define MAX_SIZES 16
+
+struct ping {
+	uint32_t seq;
+	uint32_t len;   /* whole payload, this header included */
+};
+
+struct state {
+	struct usiw_udp_endpoint *ep;
+	uint8_t buf[9216];
+	size_t len;
+	uint32_t src_ip;
+	uint16_t src_port;
+	bool got;
+	uint64_t echoed;
+	bool bye;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint8_t pattern(uint32_t seq, size_t i)
+{
+	return (uint8_t)(seq * 31u + i * 7u + 1u);
+}
+
+static void server_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void *data, size_t len)
+{
+	struct state *s = ctx;
+	struct ping p;
+	if (len < sizeof(p))
+		return;
+	memcpy(&p, data, sizeof(p));
+	/* Echo from inside the callback: the engine allows sending here. */
+	int rc = usiw_udp_send(s->ep, src_ip, src_port, data, sizeof(p),
+			       (const uint8_t *)data + sizeof(p), len - sizeof(p));
+	if (rc)
+		fprintf(stderr, "server: echo of seq %u failed: %s\n", p.seq, strerror(-rc));
+	else
+		s->echoed++;
+	if (p.seq == BYE_SEQ)
+		s->bye = true;
+}
+
+static void client_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void *data, size_t len)
+{
+	struct state *s = ctx;
+	if (len > sizeof(s->buf))
+		len = sizeof(s->buf);
+	memcpy(s->buf, data, len);
+	s->len = len;
+	s->src_ip = src_ip;
+	s->src_port = src_port;
+	s->got = true;
+}
+
+static void print_stats(const char *who, struct usiw_engine *e)
+{
+	struct usiw_engine_stats st;
+	usiw_engine_stats(e, &st);
+	printf("%s: stats rx %lu pkts %lu B, tx %lu pkts %lu B, datagrams rx %lu tx %lu, "
+	       "drops: no-endpoint %lu bad-cksum %lu not-for-us %lu malformed %lu no-mbuf %lu "
+	       "tx-full %lu arp %lu; arp req %lu rep %lu rx %lu\n", who,
+	       st.rx_packets, st.rx_bytes, st.tx_packets, st.tx_bytes, st.rx_datagrams,
+	       st.tx_datagrams, st.drop_no_endpoint, st.drop_bad_checksum, st.drop_not_for_us,
+	       st.drop_malformed, st.drop_no_mbuf, st.drop_tx_full, st.drop_arp,
+	       st.arp_requests_sent, st.arp_replies_sent, st.arp_received);
+}
+
+static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	int rc = usiw_udp_open(e, port, server_rx, s, &s->ep);
+	if (rc) {
+		fprintf(stderr, "server: cannot open UDP port %u: %s\n", port, strerror(-rc));
+		free(s);
+		return 1;
+	}
+	char ip[INET_ADDRSTRLEN];
+	uint32_t addr = usiw_engine_port_attr(e)->ipv4;
+	inet_ntop(AF_INET, &addr, ip, sizeof(ip));
+	printf("server: listening on %s:%u\n", ip, usiw_udp_port(s->ep));
+	fflush(stdout);
+	int64_t deadline = now_ns() + (int64_t)timeout_s * 1000000000;
+	while (!s->bye && now_ns() < deadline)
+		usiw_engine_progress(e);
+	/* Let the echo of the goodbye leave. */
+	usiw_engine_progress(e);
+	printf("server: echoed %lu datagrams%s\n", s->echoed, s->bye ? "" : " (timed out)");
+	print_stats("server", e);
+	int ok = s->bye;
+	usiw_udp_close(s->ep);
+	free(s);
+	return ok ? 0 : 1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One datagram out and its echo back, resent after RESEND_NS. */
+static int ping(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t port, uint32_t seq,
+		size_t size, int64_t *rtt)
+{
+	uint8_t out[9216];
+	struct ping p = { seq, (uint32_t)size };
+	memcpy(out, &p, sizeof(p));
+	for (size_t i = sizeof(p); i < size; i++)
+		out[i] = pattern(seq, i);
+
+	for (int attempt = 0; attempt <= MAX_RESENDS; attempt++) {
+		s->got = false;
+		int64_t t0 = now_ns();
+		int rc;
+		while ((rc = usiw_udp_send(s->ep, dst, port, out, sizeof(p), out + sizeof(p),
+					   size - sizeof(p))) == -EAGAIN)
+			usiw_engine_progress(e);
+		if (rc) {
+			fprintf(stderr, "client: send of %zu bytes failed: %s\n", size, strerror(-rc));
+			return -1;
+		}
+		while (!s->got && now_ns() - t0 < RESEND_NS)
+			usiw_engine_progress(e);
+		while (s->got) {
+			int64_t t1 = now_ns();
+			struct ping back;
+			memcpy(&back, s->buf, sizeof(back));
+			if (back.seq != seq) {   /* a late echo of an earlier resend */
+				s->got = false;
+				while (!s->got && now_ns() - t0 < RESEND_NS)
+					usiw_engine_progress(e);
+				continue;
+			}
+			if (s->len != size || back.len != size || s->src_ip != dst || s->src_port != port) {
+				fprintf(stderr, "client: seq %u: echo of %zu bytes from port %u, "
+					"expected %zu from %u\n", seq, s->len, s->src_port, size, port);
+				return -1;
+			}
+			for (size_t i = sizeof(p); i < size; i++)
+				if (s->buf[i] != pattern(seq, i)) {
+					fprintf(stderr, "client: seq %u size %zu: byte %zu is %#x, "
+						"expected %#x\n", seq, size, i, s->buf[i],
+						pattern(seq, i));
+					return -1;
+				}
+			*rtt = t1 - t0;
+			return attempt;
+		}
+	}
+	fprintf(stderr, "client: no echo for seq %u (%zu bytes) after %d sends\n", seq, size,
+		MAX_RESENDS + 1);
+	return -1;
+}
+
+static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
+		      size_t *sizes, unsigned nsizes)
+{
+	struct in_addr dst;
+	if (inet_pton(AF_INET, server, &dst) != 1) {
+		fprintf(stderr, "client: '%s' is not an IPv4 address\n", server);
+		return 2;
+	}
+	struct state *s = calloc(1, sizeof(*s));
+	int rc = usiw_udp_open(e, 0, client_rx, s, &s->ep);
+	if (rc) {
+		fprintf(stderr, "client: cannot open a UDP port: %s\n", strerror(-rc));
+		return 1;
+	}
+	int64_t t0 = now_ns();
+	rc = usiw_engine_resolve(e, dst.s_addr, 5000);
+	if (rc) {
+		fprintf(stderr, "client: %s\n", usiw_engine_last_error());
+		return 1;
+	}
+	printf("client: ARP resolved %s in %.1f us; local port %u\n", server,
+	       (now_ns() - t0) / 1e3, usiw_udp_port(s->ep));
+
+	int64_t *rtts = calloc(count, sizeof(*rtts));
+	uint32_t seq = 1;
+	unsigned resends = 0;
+	int status = 0;
+	for (unsigned k = 0; k < nsizes && status == 0; k++) {
+		for (unsigned i = 0; i < count; i++) {
+			int r = ping(e, s, dst.s_addr, port, seq++, sizes[k], &rtts[i]);
+			if (r < 0) {
+				status = 1;
+				break;
+			}
+			resends += (unsigned)r;
+		}
+		if (status)
+			break;
+		qsort(rtts, count, sizeof(*rtts), cmp_i64);
+		printf("client: %5zu B x %u: RTT min %.2f us, median %.2f us, p99 %.2f us\n",
+		       sizes[k], count, rtts[0] / 1e3, rtts[count / 2] / 1e3,
+		       rtts[(count * 99) / 100] / 1e3);
+	}
+	free(rtts);
+	int64_t bye_rtt;
+	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), &bye_rtt) < 0)
+		status = 1;
+	printf("client: %s, %u resends\n", status ? "FAILED" : "all echoes correct", resends);
+	print_stats("client", e);
+	usiw_udp_close(s->ep);
+	free(s);
+	return status;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS]\n"
+		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
+		"[-s SIZE,SIZE,...|max] [-t SECONDS]\n");
+}
+
+int main(int argc, char **argv)
+{
+	uint16_t port = DEFAULT_PORT;
+	unsigned count = 1000;
+	int timeout_s = 30;
+	const char *sizes_arg = "8,64,512,1024,max";
+	int opt;
+
+	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		usage();
+		return 2;
+	}
+	const bool server = !strcmp(argv[1], "server");
+	optind = 2;
+	while ((opt = getopt(argc, argv, "p:n:s:t:")) != -1) {
+		switch (opt) {
+		case 'p': port = (uint16_t)atoi(optarg); break;
+		case 'n': count = (unsigned)atoi(optarg); break;
+		case 's': sizes_arg = optarg; break;
+		case 't': timeout_s = atoi(optarg); break;
+		default: usage(); return 2;
+		}
+	}
+	if ((!server && optind != argc - 1) || (server && optind != argc) || count == 0) {
+		usage();
+		return 2;
+	}
+
+	struct usiw_engine *e;
+	int rc = usiw_engine_get(&e);
+	if (rc) {
+		fprintf(stderr, "%s: usiw engine: %s\n", argv[1], usiw_engine_last_error());
+		return 1;
+	}
+	const struct usiw_port_attr *a = usiw_engine_port_attr(e);
+	printf("%s: port %02x:%02x:%02x:%02x:%02x:%02x mtu %u link %s\n", argv[1], a->mac[0],
+	       a->mac[1], a->mac[2], a->mac[3], a->mac[4], a->mac[5], a->mtu,
+	       a->link_up ? "up" : "down");
+
+	if (server) {
+		rc = run_server(e, port, timeout_s);
+	} else {
+		size_t sizes[MAX_SIZES];
+		unsigned n = 0;
+		char *list = strdup(sizes_arg), *save = NULL;
+		for (char *t = strtok_r(list, ",", &save); t && n < MAX_SIZES;
+		     t = strtok_r(NULL, ",", &save)) {
+			size_t v = !strcmp(t, "max") ? usiw_udp_max_payload(e) : strtoul(t, NULL, 10);
+			if (v < sizeof(struct ping) || v > usiw_udp_max_payload(e)) {
+				fprintf(stderr, "client: size %s not in %zu..%zu\n", t,
+					sizeof(struct ping), usiw_udp_max_payload(e));
+				usiw_engine_put(e);
+				return 2;
+			}
+			sizes[n++] = v;
+		}
+		free(list);
+		rc = run_client(e, argv[optind], port, count, sizes, n);
+	}
+	fflush(stdout);
+	usiw_engine_put(e);
+	return rc;
+}
