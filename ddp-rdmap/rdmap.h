@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ddp-rdmap/header.h"
 #include "ddp-rdmap/mr.h"
 #include "ddp-rdmap/srq.h"
 #include "ddp-rdmap/wr.h"
@@ -102,8 +103,13 @@ int rdmap_ep_progress_tx(struct rdmap_ep *ep);
 /* The transport has delivered the segment sent with this cookie. */
 void rdmap_ep_acked(struct rdmap_ep *ep, void *cookie);
 
-/* One received DDP segment (header + payload), each exactly once, any order. */
-void rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *seg, size_t len);
+/* One received DDP segment (header + payload), each exactly once, any order.
+ * Returns 0, or -EPROTO when the endpoint refused the segment (protection
+ * violation, no receive, malformed...), sent a Terminate and went to error:
+ * the transport must then not acknowledge that segment, so the WR that sent
+ * it can never complete successfully before the Terminate reaches the peer.
+ * -ENOTCONN when the endpoint was already in error (ignored). */
+int rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *seg, size_t len);
 /* Every segment with PSN before next_psn has been passed to rdmap_ep_input. */
 void rdmap_ep_in_order(struct rdmap_ep *ep, uint32_t next_psn);
 

@@ -169,8 +169,9 @@ static void place_read_response(struct rdmap_ep *ep, uint32_t psn, const struct 
 		ep_terminate(ep, term_code_tagged_sink(RDMAP_MR_INVALID_STAG), seg, len);
 		return;
 	}
-	/* the sink TO counts from 0: it is the offset in the Read's SGE list */
-	if (w->resp_last_seen || h->to > w->length || plen > w->length - h->to ||
+	/* The sink TO counts from 0: it is the offset in the Read's SGE list.
+	 * Segments arrive in any order, the Last one possibly first. */
+	if ((h->last && w->resp_last_seen) || h->to > w->length || plen > w->length - h->to ||
 	    plen > w->length - w->resp_bytes || (h->last && h->to + plen != w->length)) {
 		ep->counters.placement_violations++;
 		ep_terminate(ep, term_code_tagged_sink(RDMAP_MR_BOUNDS), seg, len);
@@ -257,12 +258,8 @@ static void terminate_received(struct rdmap_ep *ep, const uint8_t *payload, uint
 	ep_enter_error(ep);
 }
 
-void rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *segment, size_t len)
+static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg, size_t len)
 {
-	const uint8_t *seg = segment;
-
-	if (ep->state != RDMAP_EP_RTS)
-		return;
 	ep->counters.rx_segments++;
 	struct ddp_hdr h;
 	int off = ddp_hdr_decode(seg, len, &h);
@@ -300,6 +297,15 @@ void rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *segment, size
 		place_untagged(ep, psn, &h, seg, len, payload, plen);
 		break;
 	}
+}
+
+int rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *seg, size_t len)
+{
+	if (ep->state != RDMAP_EP_RTS)
+		return -ENOTCONN;
+	uint64_t terminates = ep->counters.terminates_sent;
+	input_segment(ep, psn, seg, len);
+	return ep->counters.terminates_sent != terminates ? -EPROTO : 0;
 }
 
 /* Completes the head receive; false if it failed the stream instead. */
