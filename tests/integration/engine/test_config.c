@@ -231,8 +231,28 @@ static void test_flow_rule(void **state)
 	assert_null(r.flow);
 }
 
-int main(void)
+/* With arguments: each must be a valid configuration file (the examples in
+ * config/ are checked this way). */
+static int check_files(int argc, char **argv)
 {
+	int bad = 0;
+	for (int i = 1; i < argc; i++) {
+		struct usiw_config c;
+		char err[1024];
+		if (usiw_config_parse(argv[i], &c, err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s\n", err);
+			bad = 1;
+		} else {
+			printf("ok %s\n", argv[i]);
+		}
+	}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		return check_files(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_minimal_gives_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
