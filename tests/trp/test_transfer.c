@@ -342,6 +342,41 @@ static void test_cwnd_shrinks_on_loss(void **state)
 	pair_fini(&p);
 }
 
+/* The link harness itself: the usiw-impair SPEC parser, and runs that are
+ * reproducible from the seed. */
+static void test_simlink_spec_and_determinism(void **state)
+{
+	struct simlink_config c;
+	struct trp_stats first[2], second[2];
+
+	(void)state;
+	c = link_from_spec("loss=0.01,dup=0.005,reorder=0.01,delay_us=50,corrupt=0.001,seed=9,"
+	                   "partition_ms=200@1500,jitter_us=3,rate_mbps=1000");
+	for (int d = 0; d < 2; d++) {
+		assert_true(c.dir[d].loss == 0.01 && c.dir[d].dup == 0.005);
+		assert_true(c.dir[d].reorder == 0.01 && c.dir[d].corrupt == 0.001);
+		assert_int_equal(c.dir[d].delay_ns, 50 * US);
+		assert_int_equal(c.dir[d].jitter_ns, 3 * US);
+		assert_int_equal(c.dir[d].rate_bps, 1000000000ull);
+	}
+	assert_int_equal(c.seed, 9);
+	assert_int_equal(c.partition_len_ns, 200 * MS);
+	assert_int_equal(c.partition_at_ns, 1500 * MS);
+	assert_int_equal(simlink_config_parse(&c, "bogus=1"), -1);
+	assert_int_equal(simlink_config_parse(&c, "loss=2"), -1);
+	assert_int_equal(simlink_config_parse(&c, "loss"), -1);
+	assert_int_equal(simlink_config_parse(&c, "delay_us=-5"), -1);
+	assert_int_equal(simlink_config_parse(&c, "partition_ms=5"), -1);
+
+	run_bidirectional("loss=0.05,reorder=0.05,dup=0.02,corrupt=0.01,delay_us=20,seed=11", 500, first);
+	run_bidirectional("loss=0.05,reorder=0.05,dup=0.02,corrupt=0.01,delay_us=20,seed=11", 500, second);
+	for (int s = 0; s < 2; s++) {
+		assert_int_equal(first[s].pkts_sent, second[s].pkts_sent);
+		assert_int_equal(first[s].retransmits, second[s].retransmits);
+		assert_int_equal(first[s].srtt_ns, second[s].srtt_ns);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_window_never_exceeded),
 		cmocka_unit_test(test_zero_window_then_reopen),
 		cmocka_unit_test(test_cwnd_shrinks_on_loss),
+		cmocka_unit_test(test_simlink_spec_and_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
