@@ -180,7 +180,8 @@ struct trp_conn;
 struct trp_conn *trp_conn_create(const struct trp_config *cfg,
                                  const struct trp_ops *ops, void *ctx);
 /* Free it.  Packets still outstanding are reported to acked() with
- * TRP_ERR_ABORTED; no events are raised. */
+ * TRP_ERR_ABORTED; no events are raised.  Not from inside a callback of the
+ * same connection (the other calls, e.g. trp_send from acked(), are fine). */
 void trp_conn_destroy(struct trp_conn *conn);
 
 /* Active open: send CONNECT_REQUEST (retransmitted until answered).
