@@ -28,14 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	test_link_init(&l, &cfg, &table);
 	struct rdmap_ep *ep = l.side[1].ep;
 
-	struct test_mr *rw = test_mr_register(&table, 1, 512, RDMAP_ACCESS_LOCAL_WRITE |
-					      RDMAP_ACCESS_REMOTE_WRITE | RDMAP_ACCESS_REMOTE_READ |
-					      RDMAP_ACCESS_REMOTE_ATOMIC);
-	struct test_mr *ro = test_mr_register(&table, 1, 64, RDMAP_ACCESS_REMOTE_READ);
-	struct test_mr *other = test_mr_register(&table, 2, 64, RDMAP_ACCESS_REMOTE_WRITE);
+	/* targets for tagged segments: full access, read-only, another PD */
+	test_mr_register(&table, 1, 512, RDMAP_ACCESS_LOCAL_WRITE | RDMAP_ACCESS_REMOTE_WRITE |
+			 RDMAP_ACCESS_REMOTE_READ | RDMAP_ACCESS_REMOTE_ATOMIC);
+	test_mr_register(&table, 1, 64, RDMAP_ACCESS_REMOTE_READ);
+	test_mr_register(&table, 2, 64, RDMAP_ACCESS_REMOTE_WRITE);
 	struct test_mr *local = test_mr_register(&table, 1, 256, RDMAP_ACCESS_LOCAL_WRITE);
-	(void)ro;
-	(void)other;
 	for (int i = 0; i < 3; i++) {
 		struct rdmap_sge s = { test_mr_va(local, (size_t)i * 64), 64, local->stag };
 		struct rdmap_recv_wr r = { .wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1 };
