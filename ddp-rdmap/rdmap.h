@@ -26,6 +26,7 @@
 #include "ddp-rdmap/wr.h"
 
 struct rdmap_ep;
+struct rdmap_terminate; /* ddp-rdmap/header.h */
 
 /* How the endpoint hands segments to the reliable transport (TRP). */
 struct rdmap_transport_ops {

@@ -29,11 +29,14 @@ static uint64_t trp_now(void *ctx)
 	return qs->ops->now_ns(qs->ctx);
 }
 
-static void trp_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
+/* A segment the endpoint refused (it answered with a Terminate) is not
+ * acknowledged, so the peer's work request does not complete as a success:
+ * it learns of the error from the Terminate. */
+static bool trp_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 {
 	struct qp_stack *qs = ctx;
 
-	rdmap_ep_input(qs->ep, psn, payload, len);
+	return rdmap_ep_input(qs->ep, psn, payload, len) == 0;
 }
 
 static void trp_in_order(void *ctx, uint32_t next_psn)

@@ -107,14 +107,18 @@ void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *
 		c->stats.stale_dropped++; /* beyond the end of the peer's stream */
 		return;
 	}
-	bit_set(c, h->psn);
 	if (h->opcode == TRP_OP_SHUTDOWN) {
+		bit_set(c, h->psn);
 		c->peer_shutdown_seen = true;
 		c->peer_shutdown_psn = h->psn;
 		c->ack_now = true;
 	} else {
+		if (!c->ops.deliver(c->ctx, h->psn, payload, h->length)) {
+			c->stats.refused++;
+			return;
+		}
+		bit_set(c, h->psn);
 		c->stats.data_delivered++;
-		c->ops.deliver(c->ctx, h->psn, payload, h->length);
 	}
 	if (d > 0) {
 		c->rcv_ooo++;

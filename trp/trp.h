@@ -118,9 +118,13 @@ struct trp_ops {
 	             const void *data, size_t data_len, void *cookie);
 	/* Monotonic time in nanoseconds. */
 	uint64_t (*now_ns)(void *ctx);
-	/* A new DATA packet, once per PSN, immediately even if out of order.
-	 * payload = the bytes after the TRP header (ULP header + data). */
-	void (*deliver)(void *ctx, uint32_t psn, const void *payload, size_t len);
+	/* A new DATA packet, immediately even if out of order.
+	 * payload = the bytes after the TRP header (ULP header + data).
+	 * Returns true if the ULP took it (then it is never delivered again);
+	 * false if the ULP refused it (RDMAP refuses a segment it answered with
+	 * a Terminate): the packet is then treated as never received and not
+	 * acknowledged, so the sender does not count it as delivered. */
+	bool (*deliver)(void *ctx, uint32_t psn, const void *payload, size_t len);
 	/* Every PSN before next_psn has been delivered. */
 	void (*in_order)(void *ctx, uint32_t next_psn);
 	/* The packet sent with cookie is acknowledged (status TRP_OK), or will
@@ -152,6 +156,7 @@ struct trp_stats {
 	uint64_t pkts_sent, bytes_sent;     /* every datagram, incl. retransmits */
 	uint64_t pkts_rcvd, bytes_rcvd;     /* every datagram handed to trp_input */
 	uint64_t data_delivered;            /* DATA packets delivered (new PSNs) */
+	uint64_t refused;                   /* DATA packets the ULP refused */
 	uint64_t retransmits;               /* all retransmissions */
 	uint64_t timeouts;                  /* RTO expirations */
 	uint64_t fast_retransmits;          /* retransmissions triggered by SACK */

@@ -250,12 +250,11 @@ static void test_every_opcode(void **state)
 				     .flags = RDMAP_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
 				     .remote_addr = test_mr_va(f.b_buf, 0), .rkey = f.b_buf->stag };
 	post_send(&f, 0, &wr);
-	/* A Write completes at the requester once the transport has delivered
-	 * it; the peer's refusal arrives afterwards as a Terminate that moves
-	 * A's endpoint to error, after which new work is flushed. */
+	/* B refuses the segment and answers with a Terminate; the refused
+	 * segment is never acknowledged, so the Write itself fails. */
 	run_until(&f, ++na, nb);
 	assert_int_equal(last_wc(&f, 0)->wr_id, 6);
-	simlink_run(p->link, simlink_now(p->link) + 1000000000ull, NULL, NULL);
+	assert_int_equal(last_wc(&f, 0)->status, RDMAP_WC_REM_ACCESS_ERR);
 	assert_int_equal(rdmap_ep_state(qp_stack_ep(p->side[0].qs)), RDMAP_EP_ERROR);
 	struct rdmap_terminate term;
 	assert_true(rdmap_ep_last_terminate(qp_stack_ep(p->side[0].qs), false, &term));

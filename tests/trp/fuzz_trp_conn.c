@@ -37,13 +37,15 @@ static uint64_t fz_now(void *ctx)
 	return ((struct fuzz_ctx *)ctx)->now;
 }
 
-static void fz_deliver(void *ctx, uint32_t psn, const void *p, size_t l)
+static bool fz_deliver(void *ctx, uint32_t psn, const void *p, size_t l)
 {
 	volatile uint8_t sink = 0;
 	(void)ctx, (void)psn;
 	for (size_t i = 0; i < l; i++)
 		sink ^= ((const uint8_t *)p)[i];
 	(void)sink;
+	/* refuse some packets, as RDMAP does after a Terminate */
+	return !(l && ((const uint8_t *)p)[0] == 0xee);
 }
 
 static void fz_in_order(void *ctx, uint32_t next_psn)

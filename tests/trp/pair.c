@@ -72,7 +72,7 @@ static uint64_t op_now(void *ctx)
 	return simlink_now(peer->pair->link);
 }
 
-static void op_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
+static bool op_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 {
 	struct pair_peer *peer = ctx;
 	const uint8_t *bytes = payload;
@@ -86,11 +86,16 @@ static void op_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 	assert_true(i < peer->n_msgs);
 	assert_int_equal(psn, peer->data_base + i);
 	assert_int_equal(peer->delivered[i], 0);   /* exactly once */
+	if (i == peer->refuse_index && peer->refuse_times) {
+		peer->refuse_times--;
+		return false;
+	}
 	expect = pair_message_data(i, peer->pair->peer[!peer->side].payload_max, &expect_len);
 	assert_int_equal(len, 8 + expect_len);
 	assert_memory_equal(bytes + 8, expect, expect_len);
 	peer->delivered[i]++;
 	peer->n_delivered++;
+	return true;
 }
 
 static void op_in_order(void *ctx, uint32_t next_psn)

@@ -32,6 +32,8 @@ struct pair_peer {
 	uint32_t n_delivered;
 	uint32_t in_order_msgs;       /* messages known complete by in_order() */
 	uint32_t window_violations;   /* DATA PSNs seen beyond the advertised window */
+	uint32_t refuse_index;        /* deliver() refuses this message ... */
+	uint32_t refuse_times;        /* ... this many times */
 
 	/* Sending a stream of n_to_send messages from the writable() pump. */
 	uint32_t n_to_send, n_sent;

@@ -530,9 +530,10 @@ static void stub_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t
 	(void)ctx, (void)h, (void)hl, (void)d, (void)dl, (void)c;
 }
 static uint64_t stub_now(void *ctx) { (void)ctx; return 0; }
-static void stub_deliver(void *ctx, uint32_t psn, const void *p, size_t l)
+static bool stub_deliver(void *ctx, uint32_t psn, const void *p, size_t l)
 {
 	(void)ctx, (void)psn, (void)p, (void)l;
+	return true;
 }
 static void stub_in_order(void *ctx, uint32_t psn) { (void)ctx, (void)psn; }
 static void stub_acked(void *ctx, void *cookie, int status) { (void)ctx, (void)cookie, (void)status; }

@@ -319,6 +319,31 @@ static bool trace_cwnd(struct pair *p, enum simlink_side to, const struct trp_he
 }
 
 /* The congestion window grows without loss and shrinks when loss appears. */
+/* A packet the ULP refuses is not acknowledged: the sender retransmits it
+ * until it is taken, and it is acked only then. */
+static void test_refused_packet_redelivered(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=20,seed=10");
+	struct pair p;
+	struct trp_stats st_a, st_b;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	p.peer[1].refuse_index = 10;
+	p.peer[1].refuse_times = 3;
+	pair_stream(&p, SIMLINK_A, 100, 200);
+	assert_true(pair_run(&p, 30 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &st_a);
+	peer_stats(&p.peer[1], &st_b);
+	assert_int_equal(p.peer[1].refuse_times, 0);
+	assert_int_equal(st_b.refused, 3);
+	assert_int_equal(st_b.data_delivered, 100);
+	assert_true(st_a.retransmits >= 3);
+	assert_int_equal(p.peer[1].delivered[10], 1);
+	pair_fini(&p);
+}
+
 static void test_cwnd_shrinks_on_loss(void **state)
 {
 	struct simlink_config lc = link_from_spec("loss=0.01,delay_us=50,seed=9");
@@ -391,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_window_never_exceeded),
 		cmocka_unit_test(test_zero_window_then_reopen),
 		cmocka_unit_test(test_cwnd_shrinks_on_loss),
+		cmocka_unit_test(test_refused_packet_redelivered),
 		cmocka_unit_test(test_simlink_spec_and_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
