@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tools/usiw-stat reads the counters of a running usiw engine: a ping-pong
+# server asks for its own counters (by its EAL file prefix, from the config
+# usiw-pair gave it) while a client exercises it, and they must show
+# datagrams received and sent.  A second ask after the run must
+# find no usiw process and say so with a non-zero exit.
+# usage: usiw-stat.sh PINGPONG-BINARY
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+pingpong=$1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+check='
+import json, sys
+snaps = [json.loads(l) for l in sys.stdin if l.strip()]
+ok = len(snaps) == 1 and all(s["stats"]["rx_datagrams"] > 0 and s["stats"]["tx_datagrams"] > 0 for s in snaps)
+print("usiw-stat saw", [(s["prefix"], s["stats"]["rx_datagrams"]) for s in snaps])
+sys.exit(0 if ok else 1)'
+
+"$top/tools/usiw-pair" --link memif --direct --timeout 60 \
+	--server "$pingpong server -t 4 & sleep 2;
+		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
+		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; s=\$?; wait; exit \$s" \
+	--client "$pingpong client {server} -n 200000 -s 64 -t 3 || true"
+python3 -c "$check" < "$out"
+
+# the run is over: no usiw process is left to ask
+if "$top/tools/usiw-stat" --prefix usiw-stat-test-none 2>"$out"; then
+	echo "usiw-stat succeeded with no process to ask" >&2
+	exit 1
+fi
+grep -q "no running usiw process" "$out"
+echo "usiw-stat: ok"
