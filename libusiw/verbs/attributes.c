@@ -48,8 +48,12 @@ int usiw_query_device_ex(struct ibv_context *context,
 	a->max_qp_rd_atom = USIW_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = USIW_MAX_QP_INIT_RD_ATOM;
 	a->max_res_rd_atom = USIW_MAX_QP * USIW_MAX_QP_RD_ATOM;
-	/* RFC 7306 atomics are not carried yet. */
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	/* RFC 7306 atomics: the responder executes them with the CPU's
+	 * atomic instructions, so they are atomic across all QPs. */
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = USIW_MAX_SRQ;
+	a->max_srq_wr = USIW_MAX_SRQ_WR;
+	a->max_srq_sge = USIW_MAX_SRQ_SGE;
 	a->max_pkeys = USIW_PKEY_TABLE_LEN;
 	a->phys_port_cnt = USIW_PORT_COUNT;
 
@@ -61,8 +65,7 @@ int usiw_query_device_ex(struct ibv_context *context,
 	return 0;
 }
 
-/* The largest IB MTU that fits the link's IP MTU, as iWARP devices report. */
-static enum ibv_mtu ibv_mtu_for(uint16_t ip_mtu)
+enum ibv_mtu usiw_ibv_mtu_for(uint16_t ip_mtu)
 {
 	if (ip_mtu >= 4096)
 		return IBV_MTU_4096;
@@ -115,7 +118,7 @@ int usiw_query_port(struct ibv_context *context, uint8_t port_num,
 
 	memset(port_attr, 0, sizeof(*port_attr));
 	port_attr->state = port->link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	port_attr->max_mtu = ibv_mtu_for(port->mtu);
+	port_attr->max_mtu = usiw_ibv_mtu_for(port->mtu);
 	port_attr->active_mtu = port_attr->max_mtu;
 	port_attr->gid_tbl_len = USIW_GID_TABLE_LEN;
 	/* Connections are made by a connection manager (ours, over TRP). */
@@ -140,14 +143,14 @@ int usiw_gid(struct ibv_context *context, uint32_t port_num, uint32_t index,
 	    index >= USIW_GID_TABLE_LEN)
 		return EINVAL;
 	memset(gid, 0, sizeof(*gid));
-	if (index == 0) {
-		/* iWARP: the MAC in the first six bytes, the rest zero. */
-		memcpy(gid->raw, port->mac, sizeof(port->mac));
-	} else {
+	if (index == USIW_GID_INDEX_IPV4) {
 		/* ::ffff:a.b.c.d, the IPv4-mapped IPv6 address. */
 		gid->raw[10] = 0xff;
 		gid->raw[11] = 0xff;
 		memcpy(&gid->raw[12], &port->ipv4, sizeof(port->ipv4));
+	} else {
+		/* iWARP: the MAC in the first six bytes, the rest zero. */
+		memcpy(gid->raw, port->mac, sizeof(port->mac));
 	}
 	return 0;
 }

@@ -13,6 +13,9 @@ int usiw_query_device_ex(struct ibv_context *context,
 int usiw_query_port(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_port_attr *port_attr);
 
+/* The largest IB MTU that fits the link's IP MTU, as iWARP devices report. */
+enum ibv_mtu usiw_ibv_mtu_for(uint16_t ip_mtu);
+
 /* 0, or EINVAL for a port or index usiw0 does not have. */
 int usiw_gid(struct ibv_context *context, uint32_t port_num, uint32_t index,
 	     union ibv_gid *gid);

@@ -12,25 +12,36 @@
 #include "limits.h"
 #include "mr.h"
 #include "pd.h"
+#include "progress.h"
+#include "qp.h"
 #include "provider_abi.h"
 
 static void usiw_free_context(struct ibv_context *context);
 
 /* Every verb usiw0 implements.  The members left out keep libibverbs'
- * defaults, which fail cleanly with EOPNOTSUPP: QPs, SRQs, AHs, memory
- * windows, extended CQs, rereg_mr, and the rest.  The QP layer adds its verbs
- * (create_qp, modify_qp, query_qp, destroy_qp, post_send, post_recv, ...)
- * here. */
+ * defaults, which fail cleanly with EOPNOTSUPP: AHs, memory windows, extended
+ * CQs and QPs, rereg_mr, and the rest. */
 static const struct verbs_context_ops usiw_context_ops = {
 	.alloc_pd = usiw_alloc_pd,
 	.create_cq = usiw_create_cq,
+	.create_qp = usiw_create_qp,
+	.create_srq = usiw_create_srq,
 	.dealloc_pd = usiw_dealloc_pd,
 	.dereg_mr = usiw_dereg_mr,
 	.destroy_cq = usiw_destroy_cq,
+	.destroy_qp = usiw_destroy_qp,
+	.destroy_srq = usiw_destroy_srq,
 	.free_context = usiw_free_context,
+	.modify_qp = usiw_modify_qp,
+	.modify_srq = usiw_modify_srq,
 	.poll_cq = usiw_poll_cq,
+	.post_recv = usiw_post_recv,
+	.post_send = usiw_post_send,
+	.post_srq_recv = usiw_post_srq_recv,
 	.query_device_ex = usiw_query_device_ex,
 	.query_port = usiw_query_port,
+	.query_qp = usiw_query_qp,
+	.query_srq = usiw_query_srq,
 	.reg_mr = usiw_reg_mr,
 	.req_notify_cq = usiw_req_notify_cq,
 };
@@ -67,6 +78,11 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 		return NULL;
 	}
 	rc = usiw_mr_table_init(&ctx->mrs);
+	if (!rc) {
+		rc = usiw_progress_init(ctx);
+		if (rc)
+			usiw_mr_table_fini(&ctx->mrs);
+	}
 	if (rc) {
 		verbs_uninit_context(&ctx->vctx);
 		free(ctx);
@@ -87,6 +103,7 @@ static void usiw_free_context(struct ibv_context *context)
 	struct usiw_context *ctx = usiw_context_of(context);
 	struct usiw_engine *engine = ctx->engine;
 
+	usiw_progress_fini(ctx);
 	usiw_mr_table_fini(&ctx->mrs);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);

@@ -4,13 +4,18 @@
 #ifndef USIW_VERBS_CONTEXT_H
 #define USIW_VERBS_CONTEXT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <infiniband/verbs.h>
 
 #include "libusiw/engine.h"
 #include "mr_table.h"
+
+struct usiw_qp;
 
 struct usiw_context {
 	struct usiw_engine *engine;          /* one reference, held while open */
@@ -18,6 +23,15 @@ struct usiw_context {
 	struct usiw_mr_table mrs;            /* by STag */
 	atomic_uint pd_count;                /* against USIW_MAX_PD */
 	atomic_uint cq_count;                /* against USIW_MAX_CQ */
+	atomic_uint qp_count;                /* against USIW_MAX_QP */
+	atomic_uint srq_count;               /* against USIW_MAX_SRQ */
+
+	/* progress.h: the lock and what it guards. */
+	pthread_mutex_t lock;
+	struct usiw_qp *running;             /* QPs with a stack */
+	uint64_t next_deadline;              /* earliest timer of those stacks */
+	bool deadline_moved;                 /* next_deadline must be recomputed */
+	uint32_t next_qpn;                   /* where the QP number search starts */
 	struct verbs_context vctx;           /* libibverbs' part; ibv_context inside */
 };
 

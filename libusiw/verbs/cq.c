@@ -7,6 +7,7 @@
 #include "comp_channel.h"
 #include "context.h"
 #include "limits.h"
+#include "progress.h"
 
 static uint32_t ring_size_for(uint32_t cqe)
 {
@@ -93,6 +94,8 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 
 	if (num_entries < 0)
 		return -EINVAL;
+	/* Inline progress: a spinning poll_cq is what moves the data. */
+	usiw_progress(usiw_context_of(ibv_cq->context));
 	pthread_spin_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {
 		wc[n++] = cq->ring[cq->head & cq->mask];

@@ -23,18 +23,36 @@
 #define USIW_MAX_QP 1024
 #define USIW_MAX_QP_WR 4096
 #define USIW_MAX_SGE 16
+/* Inline data is copied into the send queue at post time: each send WR slot
+ * reserves this many bytes. */
+#define USIW_MAX_INLINE_DATA 256
+#define USIW_MAX_SRQ 1024
+#define USIW_MAX_SRQ_WR 4096
+#define USIW_MAX_SRQ_SGE 16
+/* A QP number is the UDP port its datagrams use (RoCE-style applications
+ * exchange QP numbers, and the peer's QP number is where to send).  The range
+ * stays below the engine's own automatic ports (49152-65535). */
+#define USIW_QPN_FIRST 16384
+#define USIW_QPN_COUNT 16384
+/* How long modify_qp to RTR waits for the peer to answer ARP. */
+#define USIW_RESOLVE_TIMEOUT_MS 3000
 /* An RDMA Read Response is placed into the one sink buffer named by the Read
  * Request's sink STag, so a Read has one local SGE. */
 #define USIW_MAX_SGE_RD 1
-/* Outstanding RDMA Reads per QP, as responder (IRD) and requester (ORD). */
+/* Outstanding RDMA Reads and atomics per QP, as responder (IRD) and
+ * requester (ORD): the RDMAP endpoint's inbound and outbound tables. */
 #define USIW_MAX_QP_RD_ATOM 16
 #define USIW_MAX_QP_INIT_RD_ATOM 16
 /* Largest message (RDMAP allows 2^32 - 1; perftest and others take 2^31). */
 #define USIW_MAX_MSG_SIZE (UINT32_C(1) << 31)
 
 #define USIW_PORT_COUNT 1
-/* GID 0: MAC-based, as iWARP devices have; GID 1: the port's IPv4 address
- * as an IPv4-mapped IPv6 address, which RoCE-style apps put in ah_attr. */
+/* GID 0: the port's IPv4 address as an IPv4-mapped IPv6 address, which
+ * RoCE-style apps (perftest, ibv_rc_pingpong: GID index 0 unless told
+ * otherwise) exchange and put in ah_attr.grh.dgid, from which the QP layer
+ * takes the peer's IPv4.  GID 1: MAC-based, as iWARP devices have. */
+#define USIW_GID_INDEX_IPV4 0
+#define USIW_GID_INDEX_MAC 1
 #define USIW_GID_TABLE_LEN 2
 #define USIW_PKEY_TABLE_LEN 1
 #define USIW_DEFAULT_PKEY 0xffff

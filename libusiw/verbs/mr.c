@@ -84,7 +84,7 @@ enum usiw_mr_check usiw_mr_lookup(struct usiw_context *ctx, uint32_t stag,
 
 	pthread_rwlock_rdlock(&ctx->mrs.lock);
 	const struct usiw_mr *mr = usiw_mr_table_find(&ctx->mrs, stag);
-	if (!mr)
+	if (!mr || mr->invalidated)
 		check = USIW_MR_INVALID_STAG;
 	else if (mr->pd != pd)
 		check = USIW_MR_PD_MISMATCH;
@@ -99,6 +99,23 @@ enum usiw_mr_check usiw_mr_lookup(struct usiw_context *ctx, uint32_t stag,
 		*host = (void *)((uintptr_t)mr->host + (addr - mr->iova));
 		check = USIW_MR_OK;
 	}
+	pthread_rwlock_unlock(&ctx->mrs.lock);
+	return check;
+}
+
+enum usiw_mr_check usiw_mr_invalidate(struct usiw_context *ctx, uint32_t stag,
+				      const struct ibv_pd *pd)
+{
+	enum usiw_mr_check check = USIW_MR_OK;
+
+	pthread_rwlock_wrlock(&ctx->mrs.lock);
+	struct usiw_mr *mr = usiw_mr_table_find(&ctx->mrs, stag);
+	if (!mr || mr->invalidated)
+		check = USIW_MR_INVALID_STAG;
+	else if (mr->pd != pd)
+		check = USIW_MR_PD_MISMATCH;
+	else
+		mr->invalidated = true;
 	pthread_rwlock_unlock(&ctx->mrs.lock);
 	return check;
 }

@@ -3,6 +3,7 @@
 #ifndef USIW_VERBS_MR_H
 #define USIW_VERBS_MR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,9 @@ struct usiw_mr {
 	uint64_t iova;              /* the address peers use for host[0] */
 	uint64_t length;
 	struct ibv_pd *pd;
+	/* A Send with Invalidate named its STag: no access through it any
+	 * more (RFC 5040 6.3); deregistration still frees it. */
+	bool invalidated;
 	struct usiw_mr *next_in_bucket;
 };
 
@@ -42,6 +46,12 @@ enum usiw_mr_check {
 enum usiw_mr_check usiw_mr_lookup(struct usiw_context *ctx, uint32_t stag,
 				  uint64_t addr, size_t len, int access,
 				  const struct ibv_pd *pd, void **host);
+
+/* Invalidates the STag of an MR of pd, as a received Send with Invalidate
+ * asks: USIW_MR_OK, USIW_MR_INVALID_STAG (unknown or already invalid) or
+ * USIW_MR_PD_MISMATCH. */
+enum usiw_mr_check usiw_mr_invalidate(struct usiw_context *ctx, uint32_t stag,
+				      const struct ibv_pd *pd);
 
 struct ibv_mr *usiw_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t iova, int access);

@@ -237,6 +237,20 @@ struct verbs_mr {
 	int access;
 };
 
+/* rdma-core 44 struct verbs_qp: the public ibv_qp (or ibv_qp_ex) followed by
+ * a mask saying which of them it is.  libibverbs' ibv_qp_to_qp_ex() reads that
+ * mask behind every QP a provider returns, so each usiw QP starts with one;
+ * comp_mask 0 says it is a plain ibv_qp (no ibv_wr_* API). */
+struct verbs_xrcd;
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
 /* rdma-core 44 enum ibv_gid_type_sysfs: what the private ibv_query_gid_type()
  * reports.  iWARP GIDs are of the first kind, as the kernel reports for
  * iWARP devices. */

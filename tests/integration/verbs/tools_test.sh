@@ -23,7 +23,7 @@ expect ibv_devinfo "$out" '^hca_id:[[:space:]]+usiw0$'
 expect ibv_devinfo "$out" 'transport:[[:space:]]+iWARP \(1\)'
 expect ibv_devinfo "$out" 'link_layer:[[:space:]]+Ethernet'
 expect ibv_devinfo "$out" 'gid_tbl_len:[[:space:]]+2'
-expect ibv_devinfo "$out" 'GID\[  1\]:[[:space:]]+0000:0000:0000:0000:0000:ffff:'
+expect ibv_devinfo "$out" 'GID\[  0\]:[[:space:]]+0000:0000:0000:0000:0000:ffff:'
 
 # Clear failures: no configuration, and an engine that cannot start.
 if out=$("$run" -c /nonexistent/usiw.conf -- true 2>&1); then

@@ -93,14 +93,14 @@ static void check_gids_and_pkeys(struct ibv_context *ctx, uint64_t guid)
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)(guid >> (56 - 8 * i));
 
-	/* GID 0: the MAC, as iWARP devices have. */
-	CHECK(ibv_query_gid(ctx, 1, 0, &gid) == 0);
+	/* GID 1: the MAC, as iWARP devices have. */
+	CHECK(ibv_query_gid(ctx, 1, 1, &gid) == 0);
 	CHECK(!memcmp(gid.raw, mac, 6));
 	for (int i = 6; i < 16; i++)
 		CHECK(gid.raw[i] == 0);
 
-	/* GID 1: ::ffff:<the configured IPv4>. */
-	CHECK(ibv_query_gid(ctx, 1, 1, &gid) == 0);
+	/* GID 0: ::ffff:<the configured IPv4>, what RoCE-style apps exchange. */
+	CHECK(ibv_query_gid(ctx, 1, 0, &gid) == 0);
 	for (int i = 0; i < 10; i++)
 		CHECK(gid.raw[i] == 0);
 	CHECK(gid.raw[10] == 0xff && gid.raw[11] == 0xff);
@@ -115,12 +115,12 @@ static void check_gids_and_pkeys(struct ibv_context *ctx, uint64_t guid)
 	CHECK(ibv_query_gid(ctx, 2, 0, &gid) == -1 && errno == EINVAL);
 
 	struct ibv_gid_entry entry, table[4];
-	CHECK(ibv_query_gid_ex(ctx, 1, 1, &entry, 0) == 0);
-	CHECK(entry.gid_index == 1 && entry.port_num == 1);
+	CHECK(ibv_query_gid_ex(ctx, 1, 0, &entry, 0) == 0);
+	CHECK(entry.gid_index == 0 && entry.port_num == 1);
 	CHECK(!memcmp(&entry.gid, &gid, sizeof(gid)));
 	CHECK(ibv_query_gid_ex(ctx, 1, 5, &entry, 0) == EINVAL);
 	CHECK(ibv_query_gid_table(ctx, table, 4, 0) == 2);
-	CHECK(table[1].gid_index == 1 && !memcmp(&table[1].gid, &gid, sizeof(gid)));
+	CHECK(table[0].gid_index == 0 && !memcmp(&table[0].gid, &gid, sizeof(gid)));
 	CHECK(ibv_query_gid_table(ctx, table, 1, 0) == -EINVAL);
 
 	__be16 pkey;
@@ -269,17 +269,16 @@ static void check_unsupported(struct ibv_context *ctx)
 	CHECK(pd && cq);
 	if (!pd || !cq)
 		return;
+	/* RC only: iWARP has neither UD nor UC. */
 	struct ibv_qp_init_attr qp_attr = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_srq_init_attr srq_attr = {
-		.attr = { .max_wr = 1, .max_sge = 1 },
-	};
 	struct ibv_ah_attr ah_attr = { .port_num = 1 };
 	CHECK_FAILS(ibv_create_qp(pd, &qp_attr), EOPNOTSUPP);
-	CHECK_FAILS(ibv_create_srq(pd, &srq_attr), EOPNOTSUPP);
+	qp_attr.qp_type = IBV_QPT_UC;
+	CHECK_FAILS(ibv_create_qp(pd, &qp_attr), EOPNOTSUPP);
 	CHECK_FAILS(ibv_create_ah(pd, &ah_attr), EOPNOTSUPP);
 	CHECK_FAILS(ibv_alloc_mw(pd, IBV_MW_TYPE_1), EOPNOTSUPP);
 	CHECK(ibv_destroy_cq(cq) == 0);
