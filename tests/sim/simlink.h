@@ -2,8 +2,9 @@
  *
  * Bytes in, bytes out: it carries any protocol.  Each direction has its own
  * loss, duplication, reordering, delay (+ jitter), corruption and optional
- * rate limit; a partition cuts both directions for a while.  Everything is
- * driven by a seeded PRNG, so a run is reproducible from its config.
+ * rate limit; a partition cuts both directions for a while.  Every decision
+ * comes from impair/fate.h (seeded PRNG), so a run is reproducible from its
+ * config; this file owns only the virtual clock and the packets in flight.
  *
  * The link also runs the endpoints' timers: ops.next_timer() says when they
  * next need to run and ops.timer() runs them, so a whole conversation
@@ -15,24 +16,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "impair/fate.h"
+#include "impair/spec.h"
+
 enum simlink_side { SIMLINK_A = 0, SIMLINK_B = 1 };
 
-/* Impairments of one direction; rates are fractions of packets. */
-struct simlink_dir_config {
-	double loss, dup, reorder, corrupt;
-	uint64_t delay_ns;         /* fixed one-way delay */
-	uint64_t jitter_ns;        /* + uniform [0, jitter_ns] */
-	uint64_t reorder_delay_ns; /* a reordered packet is held up to this much
-	                              longer; 0 = 2 * delay + 10 us */
-	uint64_t rate_bps;         /* serialization rate; 0 = unlimited */
-};
-
-struct simlink_config {
-	struct simlink_dir_config dir[2]; /* [SIMLINK_A]: A to B, [SIMLINK_B]: B to A */
-	uint64_t seed;
-	uint64_t partition_at_ns;  /* the link is cut in [at, at + len) */
-	uint64_t partition_len_ns; /* 0 = no partition */
-};
+/* The link's configuration and counters are the impair library's: one SPEC
+ * parser and one set of per-packet decisions for this simulated link and
+ * the real forwarder, tools/usiw-impair.  config.dir[SIMLINK_A] is the
+ * direction from A to B.  The simlink_ names are those the tests use. */
+#define simlink_config impair_config
+#define simlink_dir_stats impair_dir_stats
 
 struct simlink_ops {
 	/* A packet arrives at side `to`; buf is valid during the call only. */
@@ -43,19 +37,13 @@ struct simlink_ops {
 	void (*timer)(void *ctx);
 };
 
-struct simlink_dir_stats {
-	uint64_t sent, delivered, lost, partitioned, duplicated, reordered, corrupted;
-};
-
 struct simlink;
 
 /* No impairment, delay 0, seed 1. */
 void simlink_config_default(struct simlink_config *cfg);
-/* Parse the usiw-impair SPEC into cfg (both directions), on top of what cfg
- * already holds: comma-separated key=value with keys loss, dup, reorder,
- * corrupt (fractions), delay_us, jitter_us, reorder_delay_us, rate_mbps, seed,
- * partition_ms=T@AT (cut for T ms starting AT ms after time 0).
- * Returns 0, or -1 on a syntax error or an unknown key. */
+/* Parse the usiw-impair SPEC into cfg (impair_config_parse; the keys are in
+ * docs/impair.md).  Returns 0, or -1 on a syntax error, an unknown key or a
+ * value out of range. */
 int simlink_config_parse(struct simlink_config *cfg, const char *spec);
 
 struct simlink *simlink_create(const struct simlink_config *cfg,
