@@ -34,6 +34,7 @@ void usiw_config_defaults(struct usiw_config *cfg)
 	cfg->progress = USIW_PROGRESS_INLINE;
 	cfg->lcore = -1;
 	cfg->idle_sleep_us = 50;
+	cfg->idle_spin_us = 200;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -230,6 +231,13 @@ static const char *p_idle_sleep(struct key_ctx *k)
 	return NULL;
 }
 
+static const char *p_idle_spin(struct key_ctx *k)
+{
+	if (!parse_u32(k->value, 0, 1000000, &k->cfg->idle_spin_us))
+		return "an integer from 0 to 1000000 (microseconds; 0 = never spin)";
+	return NULL;
+}
+
 struct key_def {
 	const char *section;
 	const char *name;
@@ -254,6 +262,7 @@ static const struct key_def keys[] = {
 	{ "engine", "progress", p_progress, false },
 	{ "engine", "lcore", p_lcore, false },
 	{ "engine", "idle-sleep-us", p_idle_sleep, false },
+	{ "engine", "idle-spin-us", p_idle_spin, false },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -38,7 +38,8 @@ struct usiw_config {
 
 	enum usiw_progress_mode progress;
 	int lcore;                            /* thread mode; -1 = first worker lcore */
-	uint32_t idle_sleep_us;               /* thread mode; 0 = never sleep */
+	uint32_t idle_sleep_us;               /* a progress thread's sleep when idle; 0 = never sleep */
+	uint32_t idle_spin_us;                /* inline: the helper thread's busy-poll spell */
 };
 
 /* Fills *cfg with every default. */

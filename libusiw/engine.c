@@ -215,12 +215,26 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 /* Progress from several application threads at once would only make them
  * queue on the port: one thread progresses and the others return, since the
  * one doing it delivers for all of them. */
-void usiw_engine_progress(struct usiw_engine *e)
+unsigned usiw_engine_progress(struct usiw_engine *e)
 {
 	if (!rte_spinlock_recursive_trylock(&e->lock))
-		return;
-	usiw_engine_poll(e);
+		return 0;
+	unsigned handled = usiw_engine_poll(e);
 	rte_spinlock_recursive_unlock(&e->lock);
+	return handled;
+}
+
+bool usiw_engine_set_thread_poll(struct usiw_engine *e, usiw_engine_poll_fn poll)
+{
+	if (e->cfg.progress != USIW_PROGRESS_THREAD)
+		return false;
+	atomic_store_explicit(&e->thread_poll, poll, memory_order_release);
+	return true;
+}
+
+const struct usiw_config *usiw_engine_config(const struct usiw_engine *e)
+{
+	return &e->cfg;
 }
 
 int usiw_engine_resolve(struct usiw_engine *e, uint32_t ipv4, unsigned timeout_ms)

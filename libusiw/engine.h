@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct usiw_engine;
+struct usiw_config;
 
 /* What the one Ethernet port of an engine looks like to the verbs layer. */
 struct usiw_port_attr {
@@ -72,9 +73,24 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 
 /* Receives a burst, answers ARP, delivers datagrams to their endpoints' rx
  * callbacks, retransmits ARP requests and flushes transmissions.  Never
- * blocks; returns at once if another thread is already progressing.  In
- * thread mode the engine's own thread calls it and applications need not. */
-void usiw_engine_progress(struct usiw_engine *engine);
+ * blocks; returns at once (0) if another thread is already progressing.
+ * Returns the number of frames it handled (received, looped back or sent).
+ * In thread mode the engine's own thread calls it and applications need not. */
+unsigned usiw_engine_progress(struct usiw_engine *engine);
+
+/* Thread mode: makes the engine's thread call poll(engine) in its loop
+ * instead of usiw_engine_progress, for a layer above whose own lock must be
+ * taken before the engine's (the verbs provider: its rx callbacks take that
+ * lock).  poll calls usiw_engine_progress itself and returns what it handled
+ * (0 = idle, which lets the thread back off).  NULL restores the engine's own
+ * pass.  Returns false, changing nothing, when the engine has no thread
+ * (progress = inline). */
+typedef unsigned (*usiw_engine_poll_fn)(struct usiw_engine *engine);
+bool usiw_engine_set_thread_poll(struct usiw_engine *engine, usiw_engine_poll_fn poll);
+
+/* The configuration the engine runs with (libusiw/config.h), for the layers
+ * above that follow its [engine] progress settings. */
+const struct usiw_config *usiw_engine_config(const struct usiw_engine *engine);
 
 /* Resolves the MAC of dst_ipv4, running progress until it is known or
  * timeout_ms passes.  Returns 0, or -EHOSTUNREACH / -ENETUNREACH with a

@@ -4,6 +4,7 @@
 #define USIW_ENGINE_PRIV_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 
 #include <rte_ether.h>
 #include <rte_log.h>
@@ -44,6 +45,7 @@ struct usiw_engine {
 	struct usiw_engine_stats stats;
 
 	/* thread mode */
+	_Atomic(usiw_engine_poll_fn) thread_poll;  /* NULL: the engine's own pass */
 	unsigned thread_lcore;
 	volatile bool thread_stop;
 	bool thread_running;

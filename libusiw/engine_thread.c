@@ -3,7 +3,8 @@
  * It busy-polls while there is traffic; after IDLE_POLLS passes that found
  * nothing it sleeps [engine] idle-sleep-us between passes, so an idle engine
  * leaves its core to others, at the cost of that much added latency for the
- * first packet after a pause. */
+ * first packet after a pause.  A layer above may put its own pass in the loop
+ * (usiw_engine_set_thread_poll), to take its lock before the engine's. */
 #include <errno.h>
 
 #include <rte_cycles.h>
@@ -20,9 +21,16 @@ static int progress_loop(void *arg)
 	unsigned idle = 0;
 
 	while (!e->thread_stop) {
-		rte_spinlock_recursive_lock(&e->lock);
-		unsigned handled = usiw_engine_poll(e);
-		rte_spinlock_recursive_unlock(&e->lock);
+		usiw_engine_poll_fn poll = atomic_load_explicit(&e->thread_poll,
+								 memory_order_acquire);
+		unsigned handled;
+		if (poll) {
+			handled = poll(e);
+		} else {
+			rte_spinlock_recursive_lock(&e->lock);
+			handled = usiw_engine_poll(e);
+			rte_spinlock_recursive_unlock(&e->lock);
+		}
 		if (handled) {
 			idle = 0;
 		} else if (++idle >= IDLE_POLLS && e->cfg.idle_sleep_us) {

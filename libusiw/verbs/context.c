@@ -77,6 +77,7 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 		errno = rc;
 		return NULL;
 	}
+	ctx->engine = engine;
 	rc = usiw_mr_table_init(&ctx->mrs);
 	if (!rc) {
 		rc = usiw_progress_init(ctx);
@@ -90,7 +91,6 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 		errno = -rc;
 		return NULL;
 	}
-	ctx->engine = engine;
 	ctx->port = usiw_engine_port_attr(engine);
 	usiw_device_set_mac(ctx->port->mac);
 	ctx->vctx.context.num_comp_vectors = USIW_NUM_COMP_VECTORS;

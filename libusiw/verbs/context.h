@@ -26,12 +26,8 @@ struct usiw_context {
 	atomic_uint qp_count;                /* against USIW_MAX_QP */
 	atomic_uint srq_count;               /* against USIW_MAX_SRQ */
 
-	/* progress.h: the lock and what it guards. */
-	pthread_mutex_t lock;
-	struct usiw_qp *running;             /* QPs with a stack */
-	uint64_t next_deadline;              /* earliest timer of those stacks */
-	bool deadline_moved;                 /* next_deadline must be recomputed */
-	uint32_t next_qpn;                   /* where the QP number search starts */
+	uint32_t next_qpn;                   /* where the QP number search starts (under
+						the progress.h lock) */
 	struct verbs_context vctx;           /* libibverbs' part; ibv_context inside */
 };
 

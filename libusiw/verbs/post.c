@@ -101,14 +101,17 @@ static int post_one_send(struct usiw_qp *qp, const struct ibv_send_wr *wr)
 }
 
 /* ibv_post_send(3): only RTS (and SQD) take work; a QP in error takes it and
- * completes it with a flush. */
+ * completes it with a flush.  An RTR QP whose connection the peer opened
+ * takes it too: iWARP has no RTR, a connected QP sends, and perftest's
+ * ib_send_bw server sends its credits from RTR (qp_modify.c). */
 int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct usiw_qp *qp = usiw_qp_of(ibv_qp);
 	int rc = 0;
 
 	usiw_context_lock(qp->ctx);
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR) {
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
+	    !(qp->state == IBV_QPS_RTR && qp->stack)) {
 		rc = EINVAL;
 		*bad_wr = wr;
 	}

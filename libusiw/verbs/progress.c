@@ -1,45 +1,41 @@
-/* Inline progress, the context lock, and the host side of the QP stacks:
- * datagrams out through the engine, datagrams in from it, the clock. */
+/* Inline progress, the process's QP-stack lock, the running QPs and their
+ * timers, and the host side of the QP stacks: datagrams out through the
+ * engine, datagrams in from it, the clock. */
 #include "progress.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "context.h"
+#include "progress_thread.h"
 #include "qp.h"
 
-int usiw_progress_init(struct usiw_context *ctx)
-{
-	pthread_mutexattr_t attr;
-	int rc = pthread_mutexattr_init(&attr);
+static struct {
+	/* Open and close of contexts: starts and stops the progress thread.
+	 * Never taken with the lock below held. */
+	pthread_mutex_t lifecycle;
+	unsigned contexts;
+	/* [engine] progress = thread: the engine's lcore runs our pass, and
+	 * verbs calls leave progress to it.  Set while no QP exists. */
+	bool engine_thread;
 
-	if (rc)
-		return -rc;
-	rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-	if (!rc)
-		rc = pthread_mutex_init(&ctx->lock, &attr);
-	pthread_mutexattr_destroy(&attr);
-	ctx->running = NULL;
-	ctx->next_deadline = UINT64_MAX;
-	ctx->deadline_moved = false;
-	return -rc;
-}
+	pthread_mutex_t lock;           /* recursive: see progress.h */
+	struct usiw_qp *running;        /* QPs with a stack, of every context */
+	uint64_t next_deadline;         /* earliest timer of those stacks */
+	bool deadline_moved;            /* next_deadline must be recomputed */
 
-void usiw_progress_fini(struct usiw_context *ctx)
-{
-	pthread_mutex_destroy(&ctx->lock);
-}
+	/* Written by application threads without the lock, read by the
+	 * helper thread to stay out of the way of an application that
+	 * progresses itself. */
+	_Atomic uint64_t app_last_call_ns;
+} progress = {
+	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
+	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+	.next_deadline = UINT64_MAX,
+};
 
-void usiw_context_lock(struct usiw_context *ctx)
-{
-	pthread_mutex_lock(&ctx->lock);
-}
-
-void usiw_context_unlock(struct usiw_context *ctx)
-{
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static uint64_t monotonic_ns(void)
+uint64_t usiw_monotonic_ns(void)
 {
 	struct timespec ts;
 
@@ -47,16 +43,63 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The cheap check first: one clock read when no deadline has moved and none
- * is due, which is every call of a spinning poll_cq between packets. */
-static void run_due_timers(struct usiw_context *ctx)
+static unsigned engine_thread_poll(struct usiw_engine *engine)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t next_deadline;
 
-	if (!ctx->deadline_moved && now < ctx->next_deadline)
+	return usiw_progress_pass(engine, &next_deadline);
+}
+
+int usiw_progress_init(struct usiw_context *ctx)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&progress.lifecycle);
+	if (progress.contexts == 0) {
+		progress.engine_thread = usiw_engine_set_thread_poll(ctx->engine,
+								     engine_thread_poll);
+		if (!progress.engine_thread)
+			rc = usiw_helper_thread_start(ctx->engine);
+	}
+	if (!rc)
+		progress.contexts++;
+	pthread_mutex_unlock(&progress.lifecycle);
+	return rc;
+}
+
+void usiw_progress_fini(struct usiw_context *ctx)
+{
+	pthread_mutex_lock(&progress.lifecycle);
+	if (--progress.contexts == 0) {
+		if (progress.engine_thread)
+			usiw_engine_set_thread_poll(ctx->engine, NULL);
+		else
+			usiw_helper_thread_stop();
+	}
+	pthread_mutex_unlock(&progress.lifecycle);
+}
+
+void usiw_context_lock(struct usiw_context *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&progress.lock);
+}
+
+void usiw_context_unlock(struct usiw_context *ctx)
+{
+	(void)ctx;
+	pthread_mutex_unlock(&progress.lock);
+}
+
+/* The cheap check first: nothing but a compare when no deadline has moved
+ * and none is due, which is every call of a spinning poll_cq between
+ * packets. */
+static void run_due_timers(uint64_t now)
+{
+	if (!progress.deadline_moved && now < progress.next_deadline)
 		return;
 	uint64_t next = UINT64_MAX;
-	for (struct usiw_qp *qp = ctx->running; qp; qp = qp->next_running) {
+	for (struct usiw_qp *qp = progress.running; qp; qp = qp->next_running) {
 		uint64_t due = qp_stack_next_deadline(qp->stack);
 		if (due <= now) {
 			qp_stack_poll(qp->stack);
@@ -65,45 +108,69 @@ static void run_due_timers(struct usiw_context *ctx)
 		if (due < next)
 			next = due;
 	}
-	ctx->next_deadline = next;
-	ctx->deadline_moved = false;
+	progress.next_deadline = next;
+	progress.deadline_moved = false;
 }
 
 void usiw_progress_locked(struct usiw_context *ctx)
 {
+	if (progress.engine_thread)
+		return;
+	uint64_t now = usiw_monotonic_ns();
+	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
 	usiw_engine_progress(ctx->engine);
-	run_due_timers(ctx);
+	run_due_timers(now);
 }
 
 void usiw_progress(struct usiw_context *ctx)
 {
-	usiw_context_lock(ctx);
+	if (progress.engine_thread)
+		return;
+	pthread_mutex_lock(&progress.lock);
 	usiw_progress_locked(ctx);
-	usiw_context_unlock(ctx);
+	pthread_mutex_unlock(&progress.lock);
+}
+
+unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
+{
+	*next_deadline = UINT64_MAX;
+	if (pthread_mutex_trylock(&progress.lock))
+		return 0;
+	unsigned handled = usiw_engine_progress(engine);
+	run_due_timers(usiw_monotonic_ns());
+	*next_deadline = progress.next_deadline;
+	pthread_mutex_unlock(&progress.lock);
+	return handled;
+}
+
+uint64_t usiw_progress_app_last_call_ns(void)
+{
+	return atomic_load_explicit(&progress.app_last_call_ns, memory_order_relaxed);
 }
 
 void usiw_progress_add_running(struct usiw_qp *qp)
 {
-	qp->next_running = qp->ctx->running;
-	qp->ctx->running = qp;
-	qp->ctx->deadline_moved = true;
+	qp->next_running = progress.running;
+	progress.running = qp;
+	progress.deadline_moved = true;
 }
 
 void usiw_progress_remove_running(struct usiw_qp *qp)
 {
-	for (struct usiw_qp **p = &qp->ctx->running; *p; p = &(*p)->next_running) {
+	for (struct usiw_qp **p = &progress.running; *p; p = &(*p)->next_running) {
 		if (*p == qp) {
 			*p = qp->next_running;
 			break;
 		}
 	}
 	qp->next_running = NULL;
-	qp->ctx->deadline_moved = true;
+	progress.deadline_moved = true;
 }
 
 void usiw_progress_deadline_moved(struct usiw_context *ctx)
 {
-	ctx->deadline_moved = true;
+	(void)ctx;
+	progress.deadline_moved = true;
 }
 
 /* ---- Host operations of a QP's stack ------------------------------------ */
@@ -123,7 +190,7 @@ static void host_xmit(void *arg, const void *hdr, size_t hdr_len, const void *da
 static uint64_t host_now(void *arg)
 {
 	(void)arg;
-	return monotonic_ns();
+	return usiw_monotonic_ns();
 }
 
 static void host_complete(void *arg, const struct rdmap_wc *wc)
@@ -139,24 +206,22 @@ const struct qp_stack_host_ops usiw_qp_host_ops = {
 	 * error, which query_qp reports as the QP's state */
 };
 
-/* Inline progress calls this with the context lock held by the same thread,
- * so the trylock succeeds (the lock is recursive).  It fails only when
- * another thread is inside this context's stacks while this one progresses
- * the engine for a different context or in thread mode: then the datagram is
- * dropped and TRP retransmits it, which beats waiting on a lock against the
- * lock order. */
+/* Runs inside engine progress, whose caller holds the lock (progress.h), so
+ * taking it again only counts the recursion. */
 void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void *data,
 		     size_t len)
 {
 	struct usiw_qp *qp = arg;
-	struct usiw_context *ctx = qp->ctx;
 
-	if (pthread_mutex_trylock(&ctx->lock))
-		return;
-	/* Before RTS nothing can take it; from anyone but the peer, nobody. */
-	if (qp->stack && src_ipv4 == qp->peer_ipv4 && src_port == qp->peer_port) {
-		qp_stack_input(qp->stack, data, len);
-		ctx->deadline_moved = true;
+	pthread_mutex_lock(&progress.lock);
+	/* From anyone but the peer (none before RTR), nothing is taken. */
+	if (src_ipv4 == qp->peer_ipv4 && src_port == qp->peer_port) {
+		if (!qp->stack && qp->state == IBV_QPS_RTR)
+			usiw_qp_open_on_first_segment(qp, data, len);
+		if (qp->stack) {
+			qp_stack_input(qp->stack, data, len);
+			progress.deadline_moved = true;
+		}
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&progress.lock);
 }

@@ -1,15 +1,26 @@
-/* Inline progress: the application's verbs calls (poll_cq, post_send,
- * post_recv) move the data.  Each call receives from the engine, which hands
- * every datagram to its QP's stack, then runs the timers of the stacks that
- * are due.
+/* Progress: who moves the data of the QP stacks, under which lock.
  *
- * One lock per context guards every QP stack of that context (and the list of
- * running QPs).  A per-QP lock would buy nothing here: the engine delivers
- * the datagrams of all QPs from the one thread that progresses, and on this
- * 2-core design each endpoint spins in one thread.  The lock is recursive
- * because the engine's receive callbacks run inside progress, which the same
- * thread called with the lock held.  Lock order: context, then engine; a
- * receive callback (engine lock held) only tries the context lock. */
+ * The application's verbs calls (poll_cq, post_send, post_recv,
+ * post_srq_recv) progress inline: each receives from the engine, which hands
+ * every datagram to its QP's stack, then runs the timers of the stacks that
+ * are due.  An application that waits without calling verbs (spinning on
+ * memory for an RDMA Write, or blocked in its own TCP exchange) is covered by
+ * a progress thread: the helper thread of progress_thread.c in inline mode,
+ * the engine's own lcore in thread mode ([engine] progress = thread), which
+ * then runs the pass of this file instead of the engine's.
+ *
+ * One lock guards every QP stack of the process (and the list of running
+ * QPs).  It is one for all contexts because they share the process's one
+ * engine: whichever thread progresses it delivers datagrams to the QPs of
+ * every context, so per-context locks would be taken in both orders (context
+ * A, engine, context B; context B, engine).  A per-QP lock would buy nothing:
+ * the engine delivers from one thread at a time anyway.  The lock is
+ * recursive because the engine's receive callbacks run inside progress,
+ * which the same thread called with the lock held.
+ *
+ * Lock order: this lock, then the engine's.  Whoever progresses the engine
+ * (usiw_engine_progress, usiw_engine_resolve with a timeout) while QPs exist
+ * must hold this lock, since the receive callback takes it. */
 #ifndef USIW_VERBS_PROGRESS_H
 #define USIW_VERBS_PROGRESS_H
 
@@ -21,13 +32,19 @@
 struct usiw_context;
 struct usiw_qp;
 
+/* At open (ctx->engine set) and close: the first open starts the progress
+ * thread of the process, the last close stops it. */
 int usiw_progress_init(struct usiw_context *ctx);
 void usiw_progress_fini(struct usiw_context *ctx);
 
+/* The lock guarding ctx's QP stacks (the same for every context). */
 void usiw_context_lock(struct usiw_context *ctx);
 void usiw_context_unlock(struct usiw_context *ctx);
 
-/* With the context lock held: receive, deliver, run due timers. */
+/* What an application's verbs call runs, with the lock held: inline
+ * progress (receive, deliver, run due timers) and a mark that the
+ * application is driving progress itself, which keeps the helper thread
+ * out of its way.  In thread mode the engine's lcore progresses: nothing. */
 void usiw_progress_locked(struct usiw_context *ctx);
 /* The same, taking the lock. */
 void usiw_progress(struct usiw_context *ctx);
@@ -37,6 +54,15 @@ void usiw_progress_add_running(struct usiw_qp *qp);
 void usiw_progress_remove_running(struct usiw_qp *qp);
 /* With the lock held: a stack was used outside a timer (its deadline moved). */
 void usiw_progress_deadline_moved(struct usiw_context *ctx);
+
+/* For the progress threads (progress_thread.c, the engine's lcore): one
+ * pass, if no application thread holds the lock (one that does is
+ * progressing or about to).  Returns the frames handled; *next_deadline is
+ * the earliest timer of the running stacks (UINT64_MAX: none). */
+unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline);
+/* CLOCK_MONOTONIC time of the application's last progressing verbs call. */
+uint64_t usiw_progress_app_last_call_ns(void);
+uint64_t usiw_monotonic_ns(void);
 
 /* What a QP's stack and UDP endpoint call back (ctx = the QP). */
 extern const struct qp_stack_host_ops usiw_qp_host_ops;

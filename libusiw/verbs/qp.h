@@ -2,9 +2,10 @@
  *
  * A QP is created with its own UDP port, whose number is its QP number.  Its
  * protocol stack (qp/qp_stack.h: RDMAP over TRP) is built when the QP enters
- * RTS, because the stack's fixed attributes (segment size from the path MTU,
- * ORD and IRD) are known only then; receives posted in INIT and RTR wait in
- * the QP until that moment.  Everything that touches a stack runs under the
+ * RTS, or in RTR when the peer's first segment arrives (qp_modify.c), because
+ * its fixed attributes (segment size from the path MTU, both first PSNs, ORD
+ * and IRD) are known only then; receives posted in INIT and RTR wait in the
+ * QP until that moment.  Everything that touches a stack runs under the
  * context's lock (progress.h). */
 #ifndef USIW_VERBS_QP_H
 #define USIW_VERBS_QP_H
@@ -85,6 +86,9 @@ int usiw_destroy_qp(struct ibv_qp *qp);
 int usiw_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /* Ends the stack (if any) and forgets receives and peer: back to RESET. */
 void usiw_qp_reset(struct usiw_qp *qp);
+/* In RTR, with the lock held: a datagram from the peer before the stack
+ * exists; the peer's first segment opens the connection. */
+void usiw_qp_open_on_first_segment(struct usiw_qp *qp, const void *pkt, size_t len);
 
 /* post.c */
 int usiw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

@@ -201,7 +201,9 @@ static uint32_t at_least_one(uint32_t n)
 	return n ? n : 1;
 }
 
-static int enter_rts(struct usiw_qp *qp)
+/* Builds the stack and opens its TRP connection: local_isn is our first PSN,
+ * the peer's is rq_psn (both sides derive the connection id from the two). */
+static int open_stack(struct usiw_qp *qp, uint32_t local_isn)
 {
 	const struct ibv_qp_attr *a = &qp->attr;
 	struct rdmap_ep_attr ep = {
@@ -212,7 +214,8 @@ static int enter_rts(struct usiw_qp *qp)
 		.max_inline = qp->cap.max_inline_data,
 		.max_seg_payload = qp->max_seg_payload,
 		/* ORD and IRD as the application set them; an ORD it never
-		 * set (librdmacm negotiates it in the CM) is the device's. */
+		 * set (librdmacm negotiates it in the CM; a connection opened
+		 * in RTR precedes it) is the device's. */
 		.ord = a->max_rd_atomic ? a->max_rd_atomic : USIW_MAX_QP_INIT_RD_ATOM,
 		.ird = at_least_one(a->max_dest_rd_atomic),
 		.sq_sig_all = qp->sq_sig_all,
@@ -233,7 +236,7 @@ static int enter_rts(struct usiw_qp *qp)
 	qp->stack = qp_stack_create(&trp, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
-	if (trp_conn_establish(qp_stack_conn(qp->stack), a->sq_psn, a->rq_psn)) {
+	if (trp_conn_establish(qp_stack_conn(qp->stack), local_isn, a->rq_psn)) {
 		qp_stack_destroy(qp->stack);
 		qp->stack = NULL;
 		return EINVAL;
@@ -243,6 +246,30 @@ static int enter_rts(struct usiw_qp *qp)
 		qp_stack_post_recv(qp->stack, &qp->early.wrs[i]);
 	qp->early.count = 0;
 	return 0;
+}
+
+/* The connection may be open already (usiw_qp_open_on_first_segment). */
+static int enter_rts(struct usiw_qp *qp)
+{
+	return qp->stack ? 0 : open_stack(qp, qp->attr.sq_psn);
+}
+
+/* An RTR QP must receive (ibv_modify_qp(3): RTR = ready to receive), and
+ * some applications never take it further: perftest's bandwidth servers
+ * leave their QPs in RTR, and ib_send_bw's server even posts its credit
+ * Writes there.  Our first PSN is set only at RTS (sq_psn), so in RTR the
+ * connection id is unknown; the peer's first segment, which carries the
+ * PSN RTR gave (rq_psn), tells it: its connection id is ours, and our first
+ * PSN is that id XOR rq_psn, which is what the peer was told as our PSN.
+ * Anything else before it is dropped, and TRP retransmits it. */
+void usiw_qp_open_on_first_segment(struct usiw_qp *qp, const void *pkt, size_t len)
+{
+	struct trp_header h;
+
+	if (trp_header_decode(&h, pkt, len) || h.opcode != TRP_OP_DATA ||
+	    h.psn != qp->attr.rq_psn || !trp_checksum_ok(pkt, len))
+		return;
+	open_stack(qp, h.conn_id ^ qp->attr.rq_psn);
 }
 
 static void enter_error(struct usiw_qp *qp)

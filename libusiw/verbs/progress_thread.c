@@ -1,0 +1,124 @@
+/* The helper progress thread of inline mode.
+ *
+ * An application that waits without calling verbs (perftest's ib_write_lat
+ * spins on memory for the peer's RDMA Write; the passive side of the
+ * bandwidth tests blocks on its TCP socket) progresses nothing, so its QPs
+ * would neither receive nor acknowledge.  This thread covers it, without
+ * competing for the two cores of a machine where both endpoints run:
+ *
+ * - while the application drives progress (a progressing verbs call within
+ *   APP_DRIVING_NS), the thread sleeps [engine] idle-sleep-us and only looks
+ *   at the time of the last call when it wakes;
+ * - when the application stops calling, the thread progresses, and keeps
+ *   busy-polling for [engine] idle-spin-us after the later of the last call
+ *   and the last frame it handled (a stream of traffic keeps it spinning);
+ * - after that spell it sleeps between passes: idle-sleep-us at first,
+ *   longer the longer nothing happens (an eighth of the idle time, at most
+ *   MAX_IDLE_SLEEP_NS), never past the next TRP timer (delayed ACK,
+ *   retransmission, keepalive).
+ *
+ * Sleeps use a timer slack of 1 us (the default 50 us would add to each). */
+#include "progress_thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "libusiw/config.h"
+#include "progress.h"
+
+/* An application spinning on poll_cq calls every microsecond or so; one
+ * that has not called for this long is waiting on something else. */
+#define APP_DRIVING_NS 10000u
+#define MAX_IDLE_SLEEP_NS 1000000u
+
+static struct {
+	pthread_t thread;
+	struct usiw_engine *engine;
+	uint64_t spin_ns;
+	uint64_t sleep_ns;               /* 0: never sleep */
+	atomic_bool stop;
+} helper;
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* How long to sleep after `idle_ns` without activity, bounded by the next
+ * timer. */
+static uint64_t sleep_for(uint64_t idle_ns, uint64_t now, uint64_t next_deadline)
+{
+	uint64_t ns = idle_ns / 8;
+
+	if (ns < helper.sleep_ns)
+		ns = helper.sleep_ns;
+	if (ns > MAX_IDLE_SLEEP_NS)
+		ns = helper.sleep_ns > MAX_IDLE_SLEEP_NS ? helper.sleep_ns : MAX_IDLE_SLEEP_NS;
+	if (next_deadline <= now)
+		return 0;
+	if (next_deadline - now < ns)
+		ns = next_deadline - now;
+	return ns;
+}
+
+static void *helper_main(void *arg)
+{
+	uint64_t last_work = 0;
+
+	(void)arg;
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	while (!atomic_load_explicit(&helper.stop, memory_order_relaxed)) {
+		uint64_t now = usiw_monotonic_ns();
+		uint64_t app = usiw_progress_app_last_call_ns();
+		/* app > now: a call since our clock read */
+		bool app_driving = app > now || now - app < APP_DRIVING_NS;
+		uint64_t next_deadline = UINT64_MAX;
+
+		if (!app_driving && usiw_progress_pass(helper.engine, &next_deadline))
+			last_work = now;
+		uint64_t active = last_work > app ? last_work : app;
+		uint64_t idle = now > active ? now - active : 0;
+		if (!app_driving && idle < helper.spin_ns)
+			continue;
+		if (helper.sleep_ns == 0)
+			continue;
+		uint64_t ns = app_driving ? helper.sleep_ns : sleep_for(idle, now, next_deadline);
+		if (ns)
+			sleep_ns(ns);
+	}
+	return NULL;
+}
+
+int usiw_helper_thread_start(struct usiw_engine *engine)
+{
+	const struct usiw_config *cfg = usiw_engine_config(engine);
+	sigset_t all, old;
+
+	helper.engine = engine;
+	helper.spin_ns = (uint64_t)cfg->idle_spin_us * 1000u;
+	helper.sleep_ns = (uint64_t)cfg->idle_sleep_us * 1000u;
+	atomic_store(&helper.stop, false);
+	/* The application's signals (perftest's SIGALRM for -D) stay with
+	 * its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&helper.thread, NULL, helper_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	pthread_setname_np(helper.thread, "usiw-progress");
+	return 0;
+}
+
+void usiw_helper_thread_stop(void)
+{
+	atomic_store(&helper.stop, true);
+	pthread_join(helper.thread, NULL);
+}
