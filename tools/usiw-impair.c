@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -120,6 +121,12 @@ static void on_print(int sig)
 	print_requested = 1;
 }
 
+/* Frames of direction A to B (port0 to port1) leave by port1, and back. */
+static struct usiw_port *out_port(struct forwarder *fw, enum impair_dir dir)
+{
+	return &fw->port[dir == IMPAIR_A_TO_B ? 1 : 0];
+}
+
 static uint64_t elapsed_ns(const struct forwarder *fw, uint64_t tsc)
 {
 	if (!fw->started)
@@ -216,7 +223,7 @@ static void corrupt(const struct forwarder *fw, struct rte_mbuf *m, const struct
  * cut by now. */
 static void transmit(struct forwarder *fw, enum impair_dir dir, struct rte_mbuf *m, uint64_t now_ns)
 {
-	const struct usiw_port *out = &fw->port[dir == IMPAIR_A_TO_B ? 1 : 0];
+	const struct usiw_port *out = out_port(fw, dir);
 
 	if (!impair_release(&fw->impair, dir, now_ns)) {
 		rte_pktmbuf_free(m);
@@ -298,36 +305,39 @@ static void idle_sleep(const struct forwarder *fw)
 		rte_delay_us_sleep((unsigned)us);
 }
 
-static void print_counters(const struct forwarder *fw)
+static void print_counters(struct forwarder *fw)
 {
 	static const char *const names[2] = { "port0->port1", "port1->port0" };
 
 	for (int d = 0; d < 2; d++) {
 		const struct impair_dir_stats *st = &fw->impair.stats[d];
+		const struct usiw_port *out = out_port(fw, (enum impair_dir)d);
 
-		printf("usiw-impair: %s: packets %lu delivered %lu lost %lu partitioned %lu "
-		       "duplicated %lu reordered %lu corrupted %lu tx-refused %lu no-mbuf %lu "
-		       "hold-full %lu\n", names[d], st->sent, st->delivered, st->lost,
+		printf("usiw-impair: %s: packets %" PRIu64 " delivered %" PRIu64 " lost %" PRIu64
+		       " partitioned %" PRIu64 " duplicated %" PRIu64 " reordered %" PRIu64
+		       " corrupted %" PRIu64 " tx-refused %" PRIu64 " no-mbuf %" PRIu64
+		       " hold-full %" PRIu64 "\n", names[d], st->sent, st->delivered, st->lost,
 		       st->partitioned, st->duplicated, st->reordered, st->corrupted,
-		       fw->tx_refused[d == IMPAIR_A_TO_B ? 1 : 0], fw->no_mbuf[d],
-		       fw->hold_full[d]);
+		       fw->tx_refused[out - fw->port], fw->no_mbuf[d], fw->hold_full[d]);
 	}
 	fflush(stdout);
 }
 
 static void run(struct forwarder *fw)
 {
-	struct rte_mbuf *pkts[2][BURST];
+	struct rte_mbuf *pkts[BURST];
 
 	while (!stop_requested) {
 		const uint64_t now_tsc = rte_get_timer_cycles();
-		uint16_t n[2];
+		unsigned got = 0;
 
-		for (int d = 0; d < 2; d++)
-			n[d] = rte_eth_rx_burst(fw->port[d].id, 0, pkts[d], BURST);
-		for (int d = 0; d < 2; d++)
-			for (uint16_t i = 0; i < n[d]; i++)
-				forward(fw, (enum impair_dir)d, pkts[d][i], now_tsc);
+		for (int d = 0; d < 2; d++) {
+			uint16_t n = rte_eth_rx_burst(fw->port[d].id, 0, pkts, BURST);
+
+			for (uint16_t i = 0; i < n; i++)
+				forward(fw, (enum impair_dir)d, pkts[i], now_tsc);
+			got += n;
+		}
 		rte_timer_manage();
 		for (int p = 0; p < 2; p++)
 			rte_eth_tx_buffer_flush(fw->port[p].id, 0, fw->port[p].txb);
@@ -335,7 +345,7 @@ static void run(struct forwarder *fw)
 			print_requested = 0;
 			print_counters(fw);
 		}
-		if (n[0] + n[1] == 0)
+		if (!got)
 			idle_sleep(fw);
 	}
 }
@@ -429,6 +439,9 @@ static int parse_options(int argc, char **argv, struct options *o, struct impair
 		return 0;
 	if (!o->device[0] || !o->device[1])
 		return usage_error("%s", "--port0 DEVICE and --port1 DEVICE are both required");
+	for (int p = 0; p < 2; p++)
+		if (strlen(o->device[p]) >= USIW_CONFIG_VALUE_MAX)
+			return usage_error("a DEVICE is at most 255 characters: '%s'", o->device[p]);
 	return -1;
 }
 
@@ -513,8 +526,6 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &o, &cfg);
 	if (rc >= 0)
 		return rc;
-	if (strlen(o.device[0]) >= USIW_CONFIG_VALUE_MAX || strlen(o.device[1]) >= USIW_CONFIG_VALUE_MAX)
-		return usage_error("a DEVICE string is longer than %s characters", "255");
 	rc = start_eal(&o);
 	if (rc >= 0)
 		return rc;
