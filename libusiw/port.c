@@ -158,7 +158,7 @@ static int find_port(const char *devargs, char *name, size_t namelen, uint16_t *
 static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 		     const struct usiw_memif_args *memif, char *err, size_t errlen)
 {
-	if (cfg->link_timeout_s == 0)
+	if (cfg->link_timeout_s == 0 || port->memif_server)
 		return 0;
 	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
 	for (;;) {
@@ -171,9 +171,9 @@ static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 		sleep_ms(1);
 	}
 	if (memif->is_memif)
-		snprintf(err, errlen, "memif peer did not connect within %u s (socket %s, we are "
-			 "the %s; [port] link-timeout in %s)", cfg->link_timeout_s, memif->socket,
-			 memif->server ? "server" : "client", cfg->path);
+		snprintf(err, errlen, "memif server did not accept us within %u s (socket %s; "
+			 "[port] link-timeout in %s)", cfg->link_timeout_s, memif->socket,
+			 cfg->path);
 	else
 		snprintf(err, errlen, "link of %s did not come up within %u s ([port] "
 			 "link-timeout in %s)", port->name, cfg->link_timeout_s, cfg->path);
@@ -272,6 +272,7 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 
 	memset(port, 0, sizeof(*port));
 	usiw_memif_args_parse(cfg->device, &memif);
+	port->memif_server = memif.is_memif && memif.server;
 	if (memif.is_memif) {
 		rc = memif_prepare(&memif, cfg, err, errlen);
 		if (rc)
@@ -344,9 +345,21 @@ void usiw_port_close(struct usiw_port *port)
 	memset(port, 0, sizeof(*port));
 }
 
+/* A memif server counts as up as soon as its socket listens, before its
+ * client attaches: applications connect their peers out of band right after
+ * opening the device (perftest's TCP exchange) and check the port first, so
+ * waiting for the client at open would make the server's listener race the
+ * client's connect.  Frames sent before the client attaches are lost like
+ * any frame, and TRP retransmits them; but a QP only sends to a peer that
+ * already exists. */
 bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps)
 {
 	struct rte_eth_link link;
+	if (port->memif_server) {
+		if (speed_mbps)
+			*speed_mbps = 0;
+		return true;
+	}
 	if (rte_eth_link_get_nowait(port->id, &link) != 0)
 		return false;
 	if (speed_mbps)

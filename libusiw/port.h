@@ -25,6 +25,9 @@ struct usiw_port {
 	bool rx_cksum_offload;        /* rx checksum status in mbuf ol_flags */
 	struct rte_ether_addr mac;
 	uint16_t max_frame;           /* Ethernet frame without FCS */
+	/* A memif server: its link is up for usiw once its socket listens (see
+	 * usiw_port_link). */
+	bool memif_server;
 };
 
 /* Probes, configures and starts the port, then waits for link up (bounded by
