@@ -198,12 +198,19 @@ static void host_complete(void *arg, const struct rdmap_wc *wc)
 	usiw_qp_complete(arg, wc);
 }
 
+/* A failed or closed connection puts the endpoint in error, which query_qp
+ * reports as the QP's state; the events matter to a connection manager. */
+static void host_event(void *arg, enum trp_event_type type, int status, const void *pdata,
+		       size_t pdata_len)
+{
+	usiw_qp_cm_event(arg, type, status, pdata, pdata_len);
+}
+
 const struct qp_stack_host_ops usiw_qp_host_ops = {
 	.xmit = host_xmit,
 	.now_ns = host_now,
 	.complete = host_complete,
-	/* no event(): a failed or closed connection puts the endpoint in
-	 * error, which query_qp reports as the QP's state */
+	.event = host_event,
 };
 
 /* Runs inside engine progress, whose caller holds the lock (progress.h), so
@@ -215,7 +222,9 @@ void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void
 
 	pthread_mutex_lock(&progress.lock);
 	/* From anyone but the peer (none before RTR), nothing is taken. */
-	if (src_ipv4 == qp->peer_ipv4 && src_port == qp->peer_port) {
+	if (src_ipv4 == qp->peer_ipv4 &&
+	    (src_port == qp->peer_port ||
+	     usiw_qp_cm_peer_answered(qp, src_ipv4, src_port, data, len))) {
 		if (!qp->stack && qp->state == IBV_QPS_RTR)
 			usiw_qp_open_on_first_segment(qp, data, len);
 		if (qp->stack) {

@@ -20,6 +20,7 @@
 #include "ddp-rdmap/wr.h"
 #include "provider_abi.h"
 #include "qp/qp_stack.h"
+#include "qp_cm.h"
 
 struct usiw_context;
 struct usiw_cq;
@@ -69,6 +70,7 @@ struct usiw_qp {
 	 * flush (the endpoint would report its oldest WR as a fatal error). */
 	bool flushing_on_request;
 	bool cq_overrun_reported;
+	struct usiw_qp_cm cm;           /* our librdmacm's hooks (qp_cm.h) */
 };
 
 static inline struct usiw_qp *usiw_qp_of(struct ibv_qp *qp)
@@ -89,6 +91,11 @@ void usiw_qp_reset(struct usiw_qp *qp);
 /* In RTR, with the lock held: a datagram from the peer before the stack
  * exists; the peer's first segment opens the connection. */
 void usiw_qp_open_on_first_segment(struct usiw_qp *qp, const void *pkt, size_t len);
+/* With the lock held: builds the stack from the QP's attributes and hands it
+ * the receives posted so far; the caller opens its connection. */
+int usiw_qp_start_stack(struct usiw_qp *qp);
+/* DDP payload per segment for a path MTU. */
+uint32_t usiw_qp_seg_payload(const struct usiw_context *ctx, enum ibv_mtu path_mtu);
 
 /* post.c */
 int usiw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

@@ -161,7 +161,7 @@ static uint32_t ibv_mtu_bytes(enum ibv_mtu mtu)
  * segments land 8-byte aligned in the MRs.  The IB path MTU has no iWARP
  * meaning; a path MTU below what the port reports for itself is taken as a
  * ceiling on the IP MTU, anything else leaves the port's MTU. */
-static uint32_t seg_payload_for(const struct usiw_context *ctx, enum ibv_mtu path_mtu)
+uint32_t usiw_qp_seg_payload(const struct usiw_context *ctx, enum ibv_mtu path_mtu)
 {
 	size_t datagram = usiw_udp_max_payload(ctx->engine);
 
@@ -192,7 +192,7 @@ static int enter_rtr(struct usiw_qp *qp, const struct ibv_qp_attr *attr)
 		return ENETUNREACH;
 	qp->peer_ipv4 = ipv4;
 	qp->peer_port = (uint16_t)attr->dest_qp_num;
-	qp->max_seg_payload = seg_payload_for(qp->ctx, attr->path_mtu);
+	qp->max_seg_payload = usiw_qp_seg_payload(qp->ctx, attr->path_mtu);
 	return 0;
 }
 
@@ -201,9 +201,7 @@ static uint32_t at_least_one(uint32_t n)
 	return n ? n : 1;
 }
 
-/* Builds the stack and opens its TRP connection: local_isn is our first PSN,
- * the peer's is rq_psn (both sides derive the connection id from the two). */
-static int open_stack(struct usiw_qp *qp, uint32_t local_isn)
+int usiw_qp_start_stack(struct usiw_qp *qp)
 {
 	const struct ibv_qp_attr *a = &qp->attr;
 	struct rdmap_ep_attr ep = {
@@ -236,15 +234,27 @@ static int open_stack(struct usiw_qp *qp, uint32_t local_isn)
 	qp->stack = qp_stack_create(&trp, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
-	if (trp_conn_establish(qp_stack_conn(qp->stack), local_isn, a->rq_psn)) {
-		qp_stack_destroy(qp->stack);
-		qp->stack = NULL;
-		return EINVAL;
-	}
 	usiw_progress_add_running(qp);
 	for (uint32_t i = 0; i < qp->early.count; i++)
 		qp_stack_post_recv(qp->stack, &qp->early.wrs[i]);
 	qp->early.count = 0;
+	return 0;
+}
+
+/* Builds the stack and opens its TRP connection: local_isn is our first PSN,
+ * the peer's is rq_psn (both sides derive the connection id from the two). */
+static int open_stack(struct usiw_qp *qp, uint32_t local_isn)
+{
+	int rc = usiw_qp_start_stack(qp);
+
+	if (rc)
+		return rc;
+	if (trp_conn_establish(qp_stack_conn(qp->stack), local_isn, qp->attr.rq_psn)) {
+		usiw_progress_remove_running(qp);
+		qp_stack_destroy(qp->stack);
+		qp->stack = NULL;
+		return EINVAL;
+	}
 	return 0;
 }
 

@@ -1,0 +1,19 @@
+/* Connections: rdma_connect, rdma_accept, rdma_reject, rdma_disconnect and
+ * what a QP's connection events become. */
+#ifndef USIW_CM_CONNECT_H
+#define USIW_CM_CONNECT_H
+
+#include <stddef.h>
+
+#include "trp/trp.h"
+
+struct cm_id;
+
+/* The QP's event callback libusiw calls inside progress (ctx = the id). */
+void cm_conn_qp_callback(void *id, enum trp_event_type type, int status, const void *pdata,
+			 size_t pdata_len);
+/* The same event from the inbox, CM lock held: raises the CM event. */
+void cm_conn_qp_event(struct cm_id *id, enum trp_event_type type, int status,
+		      const void *pdata, size_t pdata_len);
+
+#endif
