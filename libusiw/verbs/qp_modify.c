@@ -222,16 +222,11 @@ int usiw_qp_start_stack(struct usiw_qp *qp)
 		.srq = qp->srq ? qp->srq->ring : NULL,
 	};
 
-	/* Every in-order packet is acknowledged at once: with inline progress
-	 * a delayed ACK goes out only when the application next calls a verb,
-	 * and an application that has what it waited for often stops calling
-	 * (it turns to its own TCP exchange) while the peer waits for that
-	 * ACK to complete its last send. */
-	struct trp_config trp;
-	trp_config_default(&trp);
-	trp.ack_every = 1;
-
-	qp->stack = qp_stack_create(&trp, &ep, &usiw_qp_host_ops, qp);
+	/* TRP's defaults, delayed ACKs included: an acknowledgement mostly
+	 * rides on the reply (ib_write_lat's Writes acknowledge each other
+	 * inside the poll_cq loops that wait for them), and when there is none
+	 * the progress thread sends it when its timer is due. */
+	qp->stack = qp_stack_create(NULL, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
 	usiw_progress_add_running(qp);
