@@ -24,6 +24,16 @@ int cm_addr_ipv4(const struct sockaddr *addr, uint32_t *ipv4, uint16_t *port)
 	return 0;
 }
 
+/* 127.0.0.0/8.  Binding there takes the first device, as the kernel's CM
+ * does (fabtests' servers bind to "localhost"), and unlike the kernel's
+ * reports that device's address as the id's: the application passes it to
+ * its peer (fi_getname), which must be able to reach it.  Resolving it
+ * means this host's own device. */
+static bool is_loopback(uint32_t ipv4)
+{
+	return (ntohl(ipv4) >> 24) == 127;
+}
+
 static void set_sin(struct sockaddr_in *sin, uint32_t ipv4, uint16_t port)
 {
 	memset(sin, 0, sizeof(*sin));
@@ -51,7 +61,7 @@ static int bind_locked(struct cm_id *id, uint32_t ipv4, uint16_t port)
 {
 	if (id->state != CM_IDLE)
 		return EINVAL;
-	struct cm_device *dev = cm_device_by_ipv4(ipv4);
+	struct cm_device *dev = cm_device_by_ipv4(is_loopback(ipv4) ? htonl(INADDR_ANY) : ipv4);
 	if (!dev)
 		return EADDRNOTAVAIL;
 	id->dev = dev;
@@ -60,7 +70,8 @@ static int bind_locked(struct cm_id *id, uint32_t ipv4, uint16_t port)
 		id->dev = NULL;
 		return rc;
 	}
-	set_sin(&id->id.route.addr.src_sin, ipv4, cm_usiw->udp_port(id->ep));
+	set_sin(&id->id.route.addr.src_sin, is_loopback(ipv4) ? dev->ipv4 : ipv4,
+		cm_usiw->udp_port(id->ep));
 	/* A wildcard binding names no device (as with rdma-core); an address
 	 * names the one that has it. */
 	if (ipv4 != htonl(INADDR_ANY))
@@ -162,6 +173,11 @@ int rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr,
 		return cm_fail(EINVAL);
 	struct cm_id *id = cm_id_of(rid);
 	cm_lock();
+	if (is_loopback(peer)) {
+		struct cm_device *own = id->dev ? id->dev : cm_device_by_ipv4(htonl(INADDR_ANY));
+		if (own)
+			peer = own->ipv4;
+	}
 	rc = resolve_locked(id, src_addr, peer, peer_port, timeout_ms);
 	cm_unlock();
 	if (rc)

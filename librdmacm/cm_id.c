@@ -191,6 +191,9 @@ int rdma_migrate_id(struct rdma_cm_id *rid, struct rdma_event_channel *channel)
 	struct cm_id *id = cm_id_of(rid);
 	struct cm_channel *own = NULL;
 
+	/* The event a synchronous id still holds goes with its channel. */
+	if (id->sync)
+		cm_id_ack_sync_event(id);
 	if (!channel) {
 		own = cm_channel_create();
 		if (!own)

@@ -54,20 +54,47 @@ static int lookup(const char *node, const char *service, int rai_flags,
 	return 0;
 }
 
+static bool is_sin(const struct sockaddr *addr)
+{
+	return addr && addr->sa_family == AF_INET;
+}
+
+/* Without node and service, the addresses come from the hints (libfabric
+ * asks this way): the destination if there is one, else the source. */
+static int from_hints(const struct rdma_addrinfo *hints, struct sockaddr_in *addr,
+		      bool *passive)
+{
+	if (!hints)
+		return EINVAL;
+	if (is_sin(hints->ai_dst_addr)) {
+		memcpy(addr, hints->ai_dst_addr, sizeof(*addr));
+		*passive = false;
+		return 0;
+	}
+	if (is_sin(hints->ai_src_addr)) {
+		memcpy(addr, hints->ai_src_addr, sizeof(*addr));
+		*passive = true;
+		return 0;
+	}
+	return hints->ai_dst_addr || hints->ai_src_addr ? EAFNOSUPPORT : EINVAL;
+}
+
 static int fill(struct rdma_addrinfo *rai, const char *node, const char *service,
 		const struct rdma_addrinfo *hints)
 {
 	int flags = hints ? hints->ai_flags : 0;
+	bool passive = flags & RAI_PASSIVE;
 	struct sockaddr_in addr;
 
 	rai->ai_flags = flags;
 	rai->ai_family = AF_INET;
 	rai->ai_qp_type = IBV_QPT_RC;
 	rai->ai_port_space = RDMA_PS_TCP;
-	int rc = lookup(node, service, flags, &addr);
+	int rc = node || service ? lookup(node, service, flags, &addr)
+				 : from_hints(hints, &addr, &passive);
 	if (rc)
 		return rc;
-	if (flags & RAI_PASSIVE) {
+	if (passive) {
 		rai->ai_src_addr = copy_sin(&addr);
 		rai->ai_src_len = sizeof(addr);
 		return rai->ai_src_addr ? 0 : ENOMEM;
@@ -77,7 +104,7 @@ static int fill(struct rdma_addrinfo *rai, const char *node, const char *service
 	if (!rai->ai_dst_addr)
 		return ENOMEM;
 	struct sockaddr_in src;
-	if (hints && hints->ai_src_addr && hints->ai_src_addr->sa_family == AF_INET)
+	if (hints && is_sin(hints->ai_src_addr))
 		memcpy(&src, hints->ai_src_addr, sizeof(src));
 	else if (!local_for(&addr, &src))
 		return 0;
@@ -99,7 +126,7 @@ static bool hints_supported(const struct rdma_addrinfo *hints)
 int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
 {
-	if (!res || (!node && !service))
+	if (!res)
 		return cm_fail(EINVAL);
 	if (!hints_supported(hints))
 		return cm_fail(EAFNOSUPPORT);
