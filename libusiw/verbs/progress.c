@@ -22,7 +22,9 @@ static struct {
 
 	pthread_mutex_t lock;           /* recursive: see progress.h */
 	struct usiw_qp *running;        /* QPs with a stack, of every context */
-	uint64_t next_deadline;         /* earliest timer of those stacks */
+	/* Earliest timer of those stacks; written under the lock, read
+	 * without it by the helper thread to bound its sleep. */
+	_Atomic uint64_t next_deadline;
 	bool deadline_moved;            /* next_deadline must be recomputed */
 
 	/* Written by application threads without the lock, read by the
@@ -96,7 +98,8 @@ void usiw_context_unlock(struct usiw_context *ctx)
  * packets. */
 static void run_due_timers(uint64_t now)
 {
-	if (!progress.deadline_moved && now < progress.next_deadline)
+	if (!progress.deadline_moved &&
+	    now < atomic_load_explicit(&progress.next_deadline, memory_order_relaxed))
 		return;
 	uint64_t next = UINT64_MAX;
 	for (struct usiw_qp *qp = progress.running; qp; qp = qp->next_running) {
@@ -108,7 +111,7 @@ static void run_due_timers(uint64_t now)
 		if (due < next)
 			next = due;
 	}
-	progress.next_deadline = next;
+	atomic_store_explicit(&progress.next_deadline, next, memory_order_relaxed);
 	progress.deadline_moved = false;
 }
 
@@ -138,9 +141,14 @@ unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
 		return 0;
 	unsigned handled = usiw_engine_progress(engine);
 	run_due_timers(usiw_monotonic_ns());
-	*next_deadline = progress.next_deadline;
 	pthread_mutex_unlock(&progress.lock);
+	*next_deadline = usiw_progress_next_deadline();
 	return handled;
+}
+
+uint64_t usiw_progress_next_deadline(void)
+{
+	return atomic_load_explicit(&progress.next_deadline, memory_order_relaxed);
 }
 
 uint64_t usiw_progress_app_last_call_ns(void)

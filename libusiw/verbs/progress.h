@@ -62,6 +62,9 @@ void usiw_progress_deadline_moved(struct usiw_context *ctx);
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline);
 /* CLOCK_MONOTONIC time of the application's last progressing verbs call. */
 uint64_t usiw_progress_app_last_call_ns(void);
+/* The earliest timer of the running stacks as the last pass or verbs call
+ * left it (UINT64_MAX: none); may be read without the lock. */
+uint64_t usiw_progress_next_deadline(void);
 uint64_t usiw_monotonic_ns(void);
 
 /* What a QP's stack and UDP endpoint call back (ctx = the QP). */

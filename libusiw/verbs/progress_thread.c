@@ -7,15 +7,19 @@
  * competing for the two cores of a machine where both endpoints run:
  *
  * - while the application drives progress (a progressing verbs call within
- *   APP_DRIVING_NS), the thread sleeps [engine] idle-sleep-us and only looks
- *   at the time of the last call when it wakes;
+ *   APP_DRIVING_NS), the thread sleeps and only looks at the time of the
+ *   last call when it wakes;
  * - when the application stops calling, the thread progresses, and keeps
  *   busy-polling for [engine] idle-spin-us after the later of the last call
  *   and the last frame it handled (a stream of traffic keeps it spinning);
- * - after that spell it sleeps between passes: idle-sleep-us at first,
- *   longer the longer nothing happens (an eighth of the idle time, at most
- *   MAX_IDLE_SLEEP_NS), never past the next TRP timer (delayed ACK,
- *   retransmission, keepalive).
+ * - its sleeps last [engine] idle-sleep-us at first, longer the longer it
+ *   has had nothing to do (an eighth of that time, at most
+ *   MAX_IDLE_SLEEP_NS); when the application is not driving, never past the
+ *   next TRP timer (delayed ACK, retransmission, keepalive).  Each wake-up
+ *   on a machine whose cores both spin (two endpoints polling) preempts one
+ *   of them, so an application that progresses itself is left alone for
+ *   long, and a timer it leaves pending when it stops (its last delayed
+ *   ACK) waits for the end of our sleep: up to MAX_IDLE_SLEEP_NS.
  *
  * Sleeps use a timer slack of 1 us (the default 50 us would add to each). */
 #include "progress_thread.h"
@@ -81,15 +85,21 @@ static void *helper_main(void *arg)
 		bool app_driving = app > now || now - app < APP_DRIVING_NS;
 		uint64_t next_deadline = UINT64_MAX;
 
-		if (!app_driving && usiw_progress_pass(helper.engine, &next_deadline))
+		if (app_driving) {
+			/* It runs the timers itself.  Its pending ones (a
+			 * delayed ACK is due 50 us after every receive of a
+			 * ping-pong) must not wake us: each wake-up preempts a
+			 * spinning thread, which shows in its latency tail. */
+		} else if (usiw_progress_pass(helper.engine, &next_deadline))
 			last_work = now;
-		uint64_t active = last_work > app ? last_work : app;
-		uint64_t idle = now > active ? now - active : 0;
-		if (!app_driving && idle < helper.spin_ns)
-			continue;
 		if (helper.sleep_ns == 0)
 			continue;
-		uint64_t ns = app_driving ? helper.sleep_ns : sleep_for(idle, now, next_deadline);
+		if (!app_driving) {
+			uint64_t active = last_work > app ? last_work : app;
+			if (now - active < helper.spin_ns)
+				continue;
+		}
+		uint64_t ns = sleep_for(now - last_work, now, next_deadline);
 		if (ns)
 			sleep_ns(ns);
 	}
