@@ -18,11 +18,18 @@ ok = len(snaps) == 1 and all(s["stats"]["rx_datagrams"] > 0 and s["stats"]["tx_d
 print("usiw-stat saw", [(s["prefix"], s["stats"]["rx_datagrams"]) for s in snaps])
 sys.exit(0 if ok else 1)'
 
+# The client starts a few seconds after the server (usiw-pair waits for a TCP
+# listener the ping-pong server never opens), so the server asks until its
+# counters show traffic (for at most 10 s); it ends when the client says goodbye.
 "$top/tools/usiw-pair" --link memif --direct --timeout 60 \
-	--server "$pingpong server -t 4 & sleep 2;
+	--server "$pingpong server -t 30 & sleep 0.5;
 		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
-		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; s=\$?; wait; exit \$s" \
-	--client "$pingpong client {server} -n 200000 -s 64 -t 3 || true"
+		for i in \$(seq 20); do
+			$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out &&
+				grep -q '\"rx_datagrams\": [1-9]' $out && break;
+			sleep 0.5;
+		done; wait" \
+	--client "$pingpong client {server} -n 20000 -s 64"
 python3 -c "$check" < "$out"
 
 # the run is over: no usiw process is left to ask
