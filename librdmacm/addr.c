@@ -34,7 +34,7 @@ static bool is_loopback(uint32_t ipv4)
 	return (ntohl(ipv4) >> 24) == 127;
 }
 
-static void set_sin(struct sockaddr_in *sin, uint32_t ipv4, uint16_t port)
+void cm_addr_set(struct sockaddr_in *sin, uint32_t ipv4, uint16_t port)
 {
 	memset(sin, 0, sizeof(*sin));
 	sin->sin_family = AF_INET;
@@ -42,7 +42,9 @@ static void set_sin(struct sockaddr_in *sin, uint32_t ipv4, uint16_t port)
 	sin->sin_port = htons(port);
 }
 
-int cm_addr_open_port(struct cm_id *id, uint16_t port)
+/* Opens the id's port on its device (port 0: any free one) and records it
+ * as the id's source port.  0 or an errno. */
+static int open_port(struct cm_id *id, uint16_t port)
 {
 	struct usiw_udp_endpoint *ep;
 	int rc = cm_usiw->udp_open(id->dev->engine, port, cm_listener_rx, id, &ep);
@@ -65,12 +67,12 @@ static int bind_locked(struct cm_id *id, uint32_t ipv4, uint16_t port)
 	if (!dev)
 		return EADDRNOTAVAIL;
 	id->dev = dev;
-	int rc = cm_addr_open_port(id, port);
+	int rc = open_port(id, port);
 	if (rc) {
 		id->dev = NULL;
 		return rc;
 	}
-	set_sin(&id->id.route.addr.src_sin, is_loopback(ipv4) ? dev->ipv4 : ipv4,
+	cm_addr_set(&id->id.route.addr.src_sin, is_loopback(ipv4) ? dev->ipv4 : ipv4,
 		cm_usiw->udp_port(id->ep));
 	/* A wildcard binding names no device (as with rdma-core); an address
 	 * names the one that has it. */
@@ -141,7 +143,7 @@ static int resolve_locked(struct cm_id *id, struct sockaddr *src, uint32_t peer,
 		id->dev = dev;
 		/* An active id needs no port of its own: its QP sends from
 		 * the QP's port, which is the source port the peer sees. */
-		set_sin(&id->id.route.addr.src_sin, dev->ipv4, src_port);
+		cm_addr_set(&id->id.route.addr.src_sin, dev->ipv4, src_port);
 	} else if (id->state == CM_BOUND) {
 		if (id->id.route.addr.src_sin.sin_addr.s_addr == htonl(INADDR_ANY))
 			id->id.route.addr.src_sin.sin_addr.s_addr = id->dev->ipv4;
@@ -149,7 +151,7 @@ static int resolve_locked(struct cm_id *id, struct sockaddr *src, uint32_t peer,
 		return EINVAL;
 	}
 	id->id.verbs = id->dev->verbs;
-	set_sin(&id->id.route.addr.dst_sin, peer, peer_port);
+	cm_addr_set(&id->id.route.addr.dst_sin, peer, peer_port);
 	id->resolve_deadline_ns =
 		cm_now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : DEFAULT_RESOLVE_MS) * 1000000u;
 	id->state = CM_ADDR_QUERY;

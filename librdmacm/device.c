@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cm_id.h"
 #include "progress.h"
 
 /* One engine per process and one port per engine: more than a few usiw
@@ -83,16 +82,6 @@ int cm_init(void)
 	return init_error;
 }
 
-unsigned cm_device_count(void)
-{
-	return n_devices;
-}
-
-struct cm_device *cm_device_at(unsigned i)
-{
-	return &devices[i];
-}
-
 struct cm_device *cm_device_by_ipv4(uint32_t ipv4)
 {
 	for (unsigned i = 0; i < n_devices; i++)
@@ -107,14 +96,6 @@ struct cm_device *cm_device_for_peer(uint32_t ipv4)
 		if ((ipv4 & devices[i].netmask) == (devices[i].ipv4 & devices[i].netmask))
 			return &devices[i];
 	return n_devices ? &devices[0] : NULL;
-}
-
-struct cm_device *cm_device_of_verbs(const struct ibv_context *verbs)
-{
-	for (unsigned i = 0; i < n_devices; i++)
-		if (devices[i].verbs == verbs)
-			return &devices[i];
-	return NULL;
 }
 
 struct ibv_pd *cm_device_default_pd(struct cm_device *dev)

@@ -25,14 +25,11 @@ extern const struct usiw_cm_interface *cm_usiw;
  * 0, or an errno (ENODEV: no usiw device or libusiw.so not loaded). */
 int cm_init(void);
 
-unsigned cm_device_count(void);
-struct cm_device *cm_device_at(unsigned i);
 /* The device with this address; INADDR_ANY gives the first.  NULL if none. */
 struct cm_device *cm_device_by_ipv4(uint32_t ipv4);
 /* The device whose subnet holds ipv4 (else the first: a clear error comes
  * from address resolution). */
 struct cm_device *cm_device_for_peer(uint32_t ipv4);
-struct cm_device *cm_device_of_verbs(const struct ibv_context *verbs);
 /* With the CM lock held. NULL with errno set on failure. */
 struct ibv_pd *cm_device_default_pd(struct cm_device *dev);
 

@@ -51,14 +51,6 @@ static int pending(const struct cm_listener *l)
 	return n;
 }
 
-static void set_sin(struct sockaddr_in *sin, uint32_t ipv4, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = ipv4;
-	sin->sin_port = htons(port);
-}
-
 static void new_request(struct cm_id *lid, uint32_t src_ipv4, uint16_t src_port,
 			const struct trp_header *h, const void *data, size_t len)
 {
@@ -91,9 +83,9 @@ static void new_request(struct cm_id *lid, uint32_t src_ipv4, uint16_t src_port,
 	child->id.verbs = lid->dev->verbs;
 	child->request = r;
 	child->state = CM_REQUEST;
-	set_sin(&child->id.route.addr.src_sin, lid->dev->ipv4,
+	cm_addr_set(&child->id.route.addr.src_sin, lid->dev->ipv4,
 		ntohs(lid->id.route.addr.src_sin.sin_port));
-	set_sin(&child->id.route.addr.dst_sin, src_ipv4, src_port);
+	cm_addr_set(&child->id.route.addr.dst_sin, src_ipv4, src_port);
 	/* As for iWARP in the kernel: the peer's IRD bounds our initiator
 	 * depth, its ORD our responder resources. */
 	struct cm_event_param param = { .listen_id = lid, .pdata = pdata,
