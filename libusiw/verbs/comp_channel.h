@@ -17,4 +17,11 @@ int usiw_destroy_comp_channel(struct ibv_comp_channel *channel);
 int usiw_comp_channel_notify(struct ibv_comp_channel *channel,
 			     struct ibv_cq *cq);
 
+/* Removes the events of cq that nobody has read yet from the channel and
+ * returns how many there were: a CQ being destroyed waits only for the
+ * acknowledgement of events the application has read, as with the kernel,
+ * which drops a destroyed CQ's unread events. */
+unsigned usiw_comp_channel_withdraw(struct ibv_comp_channel *channel,
+				    const struct ibv_cq *cq);
+
 #endif

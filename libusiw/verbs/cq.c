@@ -72,9 +72,14 @@ int usiw_destroy_cq(struct ibv_cq *ibv_cq)
 	if (atomic_load(&cq->users))
 		return EBUSY;
 
-	/* ibv_get_cq_event(3): destroying a CQ waits until every event it
-	 * reported has been acknowledged with ibv_ack_cq_events, which
-	 * counts them in comp_events_completed and signals cond. */
+	/* ibv_get_cq_event(3): destroying a CQ waits until every event the
+	 * application has read has been acknowledged with ibv_ack_cq_events,
+	 * which counts them in comp_events_completed and signals cond.  Events
+	 * still unread in the channel are withdrawn first: the application
+	 * never saw them and will never acknowledge them. */
+	if (ibv_cq->channel)
+		atomic_fetch_sub(&cq->events_reported,
+				 usiw_comp_channel_withdraw(ibv_cq->channel, ibv_cq));
 	pthread_mutex_lock(&ibv_cq->mutex);
 	while (ibv_cq->comp_events_completed != atomic_load(&cq->events_reported))
 		pthread_cond_wait(&ibv_cq->cond, &ibv_cq->mutex);

@@ -121,7 +121,22 @@ static void check_events(struct ibv_context *ctx)
 	CHECK(ibv_destroy_cq(cq) == EBUSY);
 	usiw_cq_put(ucq);
 
+	/* An event nobody read does not hold up the destruction of its CQ
+	 * (an app that stops its event thread before tearing down), and the
+	 * channel's events of other CQs stay in it. */
+	int other_cookie;
+	struct ibv_cq *other = ibv_create_cq(ctx, 4, &other_cookie, channel, 0);
+	CHECK(other != NULL);
+	if (!other)
+		return;
+	CHECK(ibv_req_notify_cq(cq, 0) == 0);
+	CHECK(ibv_req_notify_cq(other, 0) == 0);
+	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
+	CHECK(usiw_cq_push(usiw_cq_of(other), &ok, false) == 0);
 	CHECK(ibv_destroy_cq(cq) == 0);
+	expect_event(channel, other);
+	CHECK(!readable(channel->fd));
+	CHECK(ibv_destroy_cq(other) == 0);
 	CHECK(ibv_destroy_comp_channel(channel) == 0);
 }
 
