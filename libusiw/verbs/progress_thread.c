@@ -14,12 +14,13 @@
  *   and the last frame it handled (a stream of traffic keeps it spinning);
  * - its sleeps last [engine] idle-sleep-us at first, longer the longer it
  *   has had nothing to do (an eighth of that time, at most
- *   MAX_IDLE_SLEEP_NS); when the application is not driving, never past the
- *   next TRP timer (delayed ACK, retransmission, keepalive).  Each wake-up
- *   on a machine whose cores both spin (two endpoints polling) preempts one
- *   of them, so an application that progresses itself is left alone for
- *   long, and a timer it leaves pending when it stops (its last delayed
- *   ACK) waits for the end of our sleep: up to MAX_IDLE_SLEEP_NS.
+ *   MAX_IDLE_SLEEP_NS, or MAX_DRIVING_SLEEP_NS while the application drives);
+ *   when the application is not driving, never past the next TRP timer
+ *   (delayed ACK, retransmission, keepalive).  Each wake-up on a machine
+ *   whose cores both spin (two endpoints polling) preempts one of them, so
+ *   an application that progresses itself is left alone for long, and a
+ *   timer it leaves pending when it stops (its last delayed ACK) waits for
+ *   the end of our sleep: up to MAX_DRIVING_SLEEP_NS.
  *
  * Sleeps use a timer slack of 1 us (the default 50 us would add to each). */
 #include "progress_thread.h"
@@ -39,6 +40,10 @@
  * that has not called for this long is waiting on something else. */
 #define APP_DRIVING_NS 10000u
 #define MAX_IDLE_SLEEP_NS 1000000u
+/* While the application drives: 100 wake-ups a second, each preempting a
+ * spinning thread, reach ib_send_lat's 99th percentile no more (1000 did:
+ * 64 B over memif, 99% 15-108 us against 9-13 us). */
+#define MAX_DRIVING_SLEEP_NS 10000000u
 
 static struct {
 	pthread_t thread;
@@ -55,16 +60,16 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-/* How long to sleep after `idle_ns` without activity, bounded by the next
- * timer. */
-static uint64_t sleep_for(uint64_t idle_ns, uint64_t now, uint64_t next_deadline)
+/* How long to sleep after `idle_ns` without activity, at most max_ns unless
+ * idle-sleep-us is longer, bounded by the next timer. */
+static uint64_t sleep_for(uint64_t idle_ns, uint64_t max_ns, uint64_t now, uint64_t next_deadline)
 {
 	uint64_t ns = idle_ns / 8;
 
+	if (ns > max_ns)
+		ns = max_ns;
 	if (ns < helper.sleep_ns)
 		ns = helper.sleep_ns;
-	if (ns > MAX_IDLE_SLEEP_NS)
-		ns = helper.sleep_ns > MAX_IDLE_SLEEP_NS ? helper.sleep_ns : MAX_IDLE_SLEEP_NS;
 	if (next_deadline <= now)
 		return 0;
 	if (next_deadline - now < ns)
@@ -99,7 +104,9 @@ static void *helper_main(void *arg)
 			if (now - active < helper.spin_ns)
 				continue;
 		}
-		uint64_t ns = sleep_for(now - last_work, now, next_deadline);
+		uint64_t ns = sleep_for(now - last_work,
+					app_driving ? MAX_DRIVING_SLEEP_NS : MAX_IDLE_SLEEP_NS,
+					now, next_deadline);
 		if (ns)
 			sleep_ns(ns);
 	}
