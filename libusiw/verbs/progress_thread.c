@@ -7,16 +7,16 @@
  * competing for the two cores of a machine where both endpoints run:
  *
  * - while the application drives progress (a progressing verbs call within
- *   APP_DRIVING_NS), the thread sleeps and only looks at the time of the
- *   last call when it wakes;
+ *   APP_DRIVING_NS), the thread sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us
+ *   if it handled frames within the spin spell: the application needed it a
+ *   moment ago) and only looks at the time of the last call when it wakes;
  * - when the application stops calling, the thread progresses, and keeps
  *   busy-polling for [engine] idle-spin-us after the later of the last call
  *   and the last frame it handled (a stream of traffic keeps it spinning);
- * - its sleeps last [engine] idle-sleep-us at first, longer the longer it
- *   has had nothing to do (an eighth of that time, at most
- *   MAX_IDLE_SLEEP_NS, or MAX_DRIVING_SLEEP_NS while the application drives);
- *   when the application is not driving, never past the next TRP timer
- *   (delayed ACK, retransmission, keepalive).  Each wake-up on a machine
+ * - otherwise its sleeps last [engine] idle-sleep-us at first, longer the
+ *   longer it has had nothing to do (an eighth of that time, at most
+ *   MAX_IDLE_SLEEP_NS), never past the next TRP timer (delayed ACK,
+ *   retransmission, keepalive).  Each wake-up on a machine
  *   whose cores both spin (two endpoints polling) preempts one of them, so
  *   an application that progresses itself is left alone for long, and a
  *   timer it leaves pending when it stops (its last delayed ACK) waits for
@@ -41,8 +41,9 @@
 #define APP_DRIVING_NS 10000u
 #define MAX_IDLE_SLEEP_NS 1000000u
 /* While the application drives: 100 wake-ups a second, each preempting a
- * spinning thread, reach ib_send_lat's 99th percentile no more (1000 did:
- * 64 B over memif, 99% 15-108 us against 9-13 us). */
+ * spinning thread, reach ib_send_lat's 99th percentile no more (1000, or
+ * sleeps growing from idle-sleep-us, did: 64 B over memif, 99% 15-108 us
+ * against 9-13 us without a thread). */
 #define MAX_DRIVING_SLEEP_NS 10000000u
 
 static struct {
@@ -60,14 +61,14 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-/* How long to sleep after `idle_ns` without activity, at most max_ns unless
- * idle-sleep-us is longer, bounded by the next timer. */
-static uint64_t sleep_for(uint64_t idle_ns, uint64_t max_ns, uint64_t now, uint64_t next_deadline)
+/* How long to sleep after `idle_ns` without activity, bounded by the next
+ * timer. */
+static uint64_t sleep_for(uint64_t idle_ns, uint64_t now, uint64_t next_deadline)
 {
 	uint64_t ns = idle_ns / 8;
 
-	if (ns > max_ns)
-		ns = max_ns;
+	if (ns > MAX_IDLE_SLEEP_NS)
+		ns = MAX_IDLE_SLEEP_NS;
 	if (ns < helper.sleep_ns)
 		ns = helper.sleep_ns;
 	if (next_deadline <= now)
@@ -90,12 +91,11 @@ static void *helper_main(void *arg)
 		bool app_driving = app > now || now - app < APP_DRIVING_NS;
 		uint64_t next_deadline = UINT64_MAX;
 
-		if (app_driving) {
-			/* It runs the timers itself.  Its pending ones (a
-			 * delayed ACK is due 50 us after every receive of a
-			 * ping-pong) must not wake us: each wake-up preempts a
-			 * spinning thread, which shows in its latency tail. */
-		} else if (usiw_progress_pass(helper.engine, &next_deadline))
+		/* A driving application runs the timers itself.  Its pending
+		 * ones (a delayed ACK is due 50 us after every receive of a
+		 * ping-pong) must not wake us: each wake-up preempts a
+		 * spinning thread, which shows in its latency tail. */
+		if (!app_driving && usiw_progress_pass(helper.engine, &next_deadline))
 			last_work = now;
 		if (helper.sleep_ns == 0)
 			continue;
@@ -104,9 +104,13 @@ static void *helper_main(void *arg)
 			if (now - active < helper.spin_ns)
 				continue;
 		}
-		uint64_t ns = sleep_for(now - last_work,
-					app_driving ? MAX_DRIVING_SLEEP_NS : MAX_IDLE_SLEEP_NS,
-					now, next_deadline);
+		uint64_t ns;
+		if (!app_driving)
+			ns = sleep_for(now - last_work, now, next_deadline);
+		else if (now - last_work < helper.spin_ns)
+			ns = helper.sleep_ns;   /* it needed us a moment ago */
+		else
+			ns = MAX_DRIVING_SLEEP_NS;
 		if (ns)
 			sleep_ns(ns);
 	}
