@@ -437,7 +437,7 @@ out:
 
 const char *usiw_config_path(char *err, size_t errlen)
 {
-	const char *env = getenv("USIW_CONFIG");
+	const char *env = getenv(USIW_CONFIG_ENV);
 	if (env && *env)
 		return env;
 	if (access(USIW_CONFIG_DEFAULT_PATH, F_OK) == 0)

@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define USIW_CONFIG_DEFAULT_PATH "/etc/usiw/usiw.conf"
+#include "usiw/usiw.h"
+
 #define USIW_CONFIG_VALUE_MAX 256   /* rte_cfgfile's CFG_VALUE_LEN, with the NUL */
 
 enum usiw_progress_mode {

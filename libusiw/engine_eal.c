@@ -14,6 +14,7 @@
 #include <rte_log.h>
 
 #include "engine_priv.h"
+#include "usiw/usiw.h"
 
 #define MAX_EAL_ARGS 64
 
@@ -84,7 +85,7 @@ int usiw_eal_start(const struct usiw_config *cfg)
 	argv[argc++] = "usiw";
 	/* Quiet unless USIW_LOG asks (a level such as debug, or an EAL
 	 * --log-level spec such as pmd.net.memif:debug). */
-	const char *level = getenv("USIW_LOG");
+	const char *level = getenv(USIW_LOG_ENV);
 	if (!has_arg(cfg->eal_args, "--log-level")) {
 		snprintf(log_arg, sizeof(log_arg), "--log-level=%s", level && *level ? level : "error");
 		argv[argc++] = log_arg;

@@ -8,7 +8,7 @@
 
 #include <infiniband/verbs.h>
 
-#define USIW_DEVICE_NAME "usiw0"
+#include "usiw/usiw.h"
 
 struct ibv_device *usiw_device(void);
 bool usiw_is_device(const struct ibv_device *device);
