@@ -20,16 +20,7 @@
 #include "overrides.h"
 #include "provider_abi.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__,       \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "../check.h"
 
 static void check_symbol(void *lib, const char *name, const char *version)
 {

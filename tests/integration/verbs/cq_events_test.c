@@ -12,16 +12,7 @@
 #include "cq.h"
 #include "mr.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__,       \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "../check.h"
 
 static bool readable(int fd)
 {

@@ -11,16 +11,7 @@
 
 #include <infiniband/verbs.h>
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__,       \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "../check.h"
 
 /* Fails with errno == expected. */
 #define CHECK_FAILS(call, expected)                                            \
