@@ -71,6 +71,14 @@ static void decide_copy(struct impair *imp, enum impair_dir dir, uint64_t depart
 	}
 }
 
+/* A copy due while the link stalls arrives when the stall ends. */
+static void apply_stall(const struct impair_config *cfg, struct impair_copy *c)
+{
+	if (cfg->stall_len_ns && c->release_ns >= cfg->stall_at_ns &&
+	    c->release_ns - cfg->stall_at_ns < cfg->stall_len_ns)
+		c->release_ns = cfg->stall_at_ns + cfg->stall_len_ns;
+}
+
 void impair_decide(struct impair *imp, enum impair_dir dir, uint64_t now_ns, size_t wire_len,
                    size_t payload_len, struct impair_fate *fate)
 {
@@ -103,6 +111,8 @@ void impair_decide(struct impair *imp, enum impair_dir dir, uint64_t now_ns, siz
 		decide_copy(imp, dir, depart_ns, payload_len, &fate->copy[fate->n_copies++]);
 		st->duplicated++;
 	}
+	for (unsigned i = 0; i < fate->n_copies; i++)
+		apply_stall(&imp->cfg, &fate->copy[i]);
 }
 
 bool impair_release(struct impair *imp, enum impair_dir dir, uint64_t now_ns)

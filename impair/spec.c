@@ -20,7 +20,7 @@
 #define MAX_PARTITION_MS 86400000ull /* a day */
 
 static const char key_list[] = "loss, dup, reorder, corrupt, delay_us, jitter_us, "
-                               "reorder_delay_us, rate_mbps, seed, partition_ms, udp_csum";
+                               "reorder_delay_us, rate_mbps, seed, partition_ms, stall_ms, udp_csum";
 
 void impair_config_default(struct impair_config *cfg)
 {
@@ -93,9 +93,9 @@ static bool set_seed(struct impair_config *c, size_t field, const char *v)
 	return parse_whole(v, UINT64_MAX, &c->seed);
 }
 
-static bool set_partition(struct impair_config *c, size_t field, const char *v)
+/* LEN@AT in whole milliseconds, into a window [at, at + len) in ns. */
+static bool parse_window(const char *v, uint64_t *at_ns, uint64_t *len_ns)
 {
-	(void)field;
 	char len_text[MAX_ITEM];
 	const char *at = strchr(v, '@');
 	uint64_t len_ms, at_ms;
@@ -107,9 +107,21 @@ static bool set_partition(struct impair_config *c, size_t field, const char *v)
 	if (!parse_whole(len_text, MAX_PARTITION_MS, &len_ms) ||
 	    !parse_whole(at + 1, MAX_PARTITION_MS, &at_ms))
 		return false;
-	c->partition_len_ns = len_ms * MS;
-	c->partition_at_ns = at_ms * MS;
+	*len_ns = len_ms * MS;
+	*at_ns = at_ms * MS;
 	return true;
+}
+
+static bool set_partition(struct impair_config *c, size_t field, const char *v)
+{
+	(void)field;
+	return parse_window(v, &c->partition_at_ns, &c->partition_len_ns);
+}
+
+static bool set_stall(struct impair_config *c, size_t field, const char *v)
+{
+	(void)field;
+	return parse_window(v, &c->stall_at_ns, &c->stall_len_ns);
 }
 
 static bool set_udp_csum(struct impair_config *c, size_t field, const char *v)
@@ -152,6 +164,10 @@ static const struct spec_key {
 	{ "partition_ms", set_partition, 0,
 	  "LEN@AT in whole milliseconds (each up to 86400000): the link is cut for LEN ms "
 	  "starting AT ms after the start, e.g. partition_ms=300@200" },
+	{ "stall_ms", set_stall, 0,
+	  "LEN@AT in whole milliseconds (each up to 86400000): packets due to arrive in the "
+	  "LEN ms starting AT ms after the start arrive at its end, none lost, "
+	  "e.g. stall_ms=5@200" },
 	{ "udp_csum", set_udp_csum, 0, "fix or keep (what a forwarder does to the UDP checksum "
 	  "of a datagram it corrupted)" },
 };

@@ -42,6 +42,10 @@ struct impair_config {
 	uint64_t seed;
 	uint64_t partition_at_ns;  /* the link is cut in [at, at + len) */
 	uint64_t partition_len_ns; /* 0 = no partition */
+	/* Packets due in [at, at + len) arrive at its end instead: a receiver
+	 * that is not scheduled for a while (delay, no loss). */
+	uint64_t stall_at_ns;
+	uint64_t stall_len_ns;     /* 0 = no stall */
 	enum impair_udp_csum udp_csum;
 };
 

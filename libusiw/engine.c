@@ -217,6 +217,7 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
  * one doing it delivers for all of them. */
 unsigned usiw_engine_progress(struct usiw_engine *e)
 {
+	usiw_engine_lcore_ensure();
 	if (!rte_spinlock_recursive_trylock(&e->lock))
 		return 0;
 	unsigned handled = usiw_engine_poll(e);

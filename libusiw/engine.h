@@ -53,6 +53,13 @@ int usiw_udp_open(struct usiw_engine *engine, uint16_t port, usiw_udp_rx_fn rx, 
 void usiw_udp_close(struct usiw_udp_endpoint *ep);
 uint16_t usiw_udp_port(const struct usiw_udp_endpoint *ep);
 
+/* Datagrams sent from ep carry no UDP checksum (0: none, which IPv4 allows)
+ * when the port cannot compute it in hardware.  For a ULP that checks its
+ * own data end to end (TRP's CRC32C covers header and payload): it saves the
+ * sum over every byte on both sides.  Received datagrams with a checksum are
+ * still verified. */
+void usiw_udp_skip_checksum(struct usiw_udp_endpoint *ep);
+
 /* Largest hdr_len + data_len usiw_udp_send accepts: the IP MTU less the IPv4
  * and UDP headers. */
 size_t usiw_udp_max_payload(const struct usiw_engine *engine);

@@ -58,6 +58,7 @@ struct usiw_engine {
 struct usiw_udp_endpoint {
 	struct usiw_engine *engine;
 	uint16_t port;          /* host order */
+	bool skip_checksum;     /* usiw_udp_skip_checksum */
 	usiw_udp_rx_fn rx;
 	void *ctx;
 	struct usiw_demux_rule rule;
@@ -68,6 +69,16 @@ void usiw_engine_set_error(const char *fmt, ...) __attribute__((format(printf, 1
 
 /* EAL: started once per process (engine_eal.c). */
 int usiw_eal_start(const struct usiw_config *cfg);
+
+/* Registers the calling thread as a DPDK lcore (for a mempool cache) on its
+ * first packet work; engine_lcore.c says why. */
+void usiw_engine_lcore_slow(void);
+extern _Thread_local bool usiw_engine_lcore_tried;
+static inline void usiw_engine_lcore_ensure(void)
+{
+	if (__builtin_expect(!usiw_engine_lcore_tried, 0))
+		usiw_engine_lcore_slow();
+}
 
 /* One progress pass under the lock; returns the number of frames handled. */
 unsigned usiw_engine_poll(struct usiw_engine *e);

@@ -52,6 +52,11 @@ uint16_t usiw_udp_port(const struct usiw_udp_endpoint *ep)
 	return ep->port;
 }
 
+void usiw_udp_skip_checksum(struct usiw_udp_endpoint *ep)
+{
+	ep->skip_checksum = true;
+}
+
 size_t usiw_udp_max_payload(const struct usiw_engine *e)
 {
 	return e->cfg.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_udp_hdr);
@@ -73,6 +78,7 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 		return -EMSGSIZE;
 	if (!on_link(e, dst_ipv4))
 		return -ENETUNREACH;
+	usiw_engine_lcore_ensure();
 
 	struct rte_mbuf *m = rte_pktmbuf_alloc(e->port.pool);
 	if (!m) {
@@ -114,7 +120,8 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 	} else {
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+		if (!ep->skip_checksum)
+			udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 	}
 
 	int rc;

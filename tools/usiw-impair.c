@@ -54,6 +54,8 @@ static const char usage_text[] =
 	"  delay_us=N,jitter_us=N,reorder_delay_us=N,rate_mbps=N,seed=N\n"
 	"  partition_ms=LEN@AT                 cut the link for LEN ms, AT ms after its\n"
 	"                                      first IPv4 frame\n"
+	"  stall_ms=LEN@AT                     hold what is due in that window until its\n"
+	"                                      end (delay, no loss)\n"
 	"  udp_csum=fix|keep                   after corrupting a UDP payload, recompute\n"
 	"                                      its checksum (default: the receiver's own\n"
 	"                                      check, TRP's CRC32C, must catch it) or keep\n"

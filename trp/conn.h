@@ -14,6 +14,7 @@ enum trp_slot_flags {
 	SLOT_SACKED = 1 << 1,   /* the peer reported it in a SACK bitmap */
 	SLOT_LOST = 1 << 2,     /* declared lost, waiting to be retransmitted */
 	SLOT_SACK_LOSS = 1 << 3, /* already declared lost by SACK once */
+	SLOT_RTO_LOSS = 1 << 4,  /* declared lost by the timer, not resent since */
 };
 
 /* One packet sent and not yet cumulatively acknowledged. */
@@ -47,6 +48,10 @@ struct trp_conn {
 	uint32_t n_sacked, n_lost;
 	uint64_t rto_deadline;
 	uint32_t timeouts_in_row; /* consecutive RTO expiries without progress */
+	/* The window before the first of those expiries, restored when they
+	 * prove spurious (send_process_ack). */
+	struct trp_cc cc_before_rto;
+	bool rto_undo_armed;
 	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
 	struct trp_rtt rtt;
 	struct trp_cc cc;

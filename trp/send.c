@@ -165,9 +165,13 @@ static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
 	c->n_lost++;
 }
 
-/* Release one cumulatively acknowledged slot. */
-static void slot_release(struct trp_conn *c, struct trp_slot *s, int status)
+/* Release one cumulatively acknowledged slot.  Returns whether the peer
+ * had it though the retransmission timer declared it lost and it was not
+ * resent since: the evidence that the timeout was spurious. */
+static bool slot_release(struct trp_conn *c, struct trp_slot *s, int status)
 {
+	bool rto_spurious = (s->flags & (SLOT_RTO_LOSS | SLOT_LOST)) == (SLOT_RTO_LOSS | SLOT_LOST);
+
 	if (s->flags & SLOT_SACKED)
 		c->n_sacked--;
 	if (s->flags & SLOT_LOST)
@@ -179,6 +183,7 @@ static void slot_release(struct trp_conn *c, struct trp_slot *s, int status)
 	} else {
 		c->ops.acked(c->ctx, s->cookie, status);
 	}
+	return rto_spurious;
 }
 
 /* Karn's rule: only packets sent once give an unambiguous RTT sample. */
@@ -188,8 +193,10 @@ static void maybe_sample_rtt(struct trp_conn *c, const struct trp_slot *s, uint6
 		rtt_sample(&c->rtt, now - s->sent_ns);
 }
 
-/* Apply the SACK bitmap; returns the number of newly SACKed packets. */
-static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, uint64_t now)
+/* Apply the SACK bitmap; returns the number of newly SACKed packets and
+ * sets *rto_spurious as slot_release does. */
+static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, uint64_t now,
+			   bool *rto_spurious)
 {
 	uint32_t newly = 0;
 
@@ -204,7 +211,9 @@ static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, 
 			continue;
 		maybe_sample_rtt(c, s, now);
 		if (s->flags & SLOT_LOST) {
-			s->flags &= (uint8_t)~SLOT_LOST;
+			if (s->flags & SLOT_RTO_LOSS)
+				*rto_spurious = true;
+			s->flags &= (uint8_t)~(SLOT_LOST | SLOT_RTO_LOSS);
 			c->n_lost--;
 		}
 		s->flags |= SLOT_SACKED;
@@ -243,16 +252,40 @@ static void detect_sack_losses(struct trp_conn *c)
 		cc_on_loss(&c->cc, c->snd_nxt);
 }
 
+/* The timer fired only because the acknowledgements were late (a
+ * receiver that was not scheduled, a queue that grew faster than the RTT
+ * estimate): packets it declared lost arrived without being resent.  As
+ * Eifel (RFC 4015) responds: what is still marked lost from that timeout is
+ * not resent, and the window goes back to what it was.  A real loss among
+ * them is still found by SACK or the next timeout. */
+static void undo_spurious_timeout(struct trp_conn *c)
+{
+	for (uint32_t psn = c->snd_una; psn_before(psn, c->snd_nxt); psn++) {
+		struct trp_slot *s = slot_of(c, psn);
+
+		if (s->flags & SLOT_RTO_LOSS) {
+			s->flags &= (uint8_t)~(SLOT_RTO_LOSS | SLOT_LOST);
+			c->n_lost--;
+		}
+	}
+	c->cc = c->cc_before_rto;
+	c->rto_undo_armed = false;
+	c->stats.spurious_timeouts++;
+}
+
 bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 {
 	uint64_t now;
 	uint32_t acked = 0;
+	bool rto_spurious = false;
+	uint32_t old_una;
 
 	if (psn_before(h->ack_psn, c->snd_una))
 		return true; /* an old ACK overtaken by newer ones: nothing new */
 	if (psn_diff(h->ack_psn, c->snd_nxt) > 0)
 		return false;
 	now = conn_now(c);
+	old_una = c->snd_una;
 	c->peer_window = h->window;
 	if (h->sack)
 		c->stats.sacks_rcvd++;
@@ -265,16 +298,22 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 
 			if (!(s->flags & SLOT_SACKED))
 				acked++;
-			slot_release(c, s, TRP_OK);
+			rto_spurious |= slot_release(c, s, TRP_OK);
 		}
 		c->timeouts_in_row = 0;
 		cc_on_una(&c->cc, c->snd_una);
 		c->rto_deadline = send_outstanding(c) ? now + rtt_timeout(&c->rtt)
 		                                      : TRP_NO_DEADLINE;
 	}
-	acked += apply_sack(c, h->ack_psn, h->sack, now);
-	if (acked)
+	acked += apply_sack(c, h->ack_psn, h->sack, now, &rto_spurious);
+	/* The first acknowledgement of anything after a timeout decides, as
+	 * in Eifel: either it shows the timeout spurious, or the loss stands. */
+	if (rto_spurious && c->rto_undo_armed) {
+		undo_spurious_timeout(c);
+	} else if (acked || h->ack_psn != old_una) {
+		c->rto_undo_armed = false;
 		cc_on_acked(&c->cc, acked);
+	}
 	detect_sack_losses(c);
 	send_retransmit_lost(c);
 	return true;
@@ -290,7 +329,7 @@ void send_retransmit_lost(struct trp_conn *c)
 			continue;
 		if (send_pipe(c) >= c->cc.cwnd)
 			break;
-		s->flags &= (uint8_t)~SLOT_LOST;
+		s->flags &= (uint8_t)~(SLOT_LOST | SLOT_RTO_LOSS);
 		c->n_lost--;
 		if (s->flags & SLOT_SACK_LOSS)
 			c->stats.fast_retransmits++;
@@ -309,13 +348,19 @@ void send_on_timeout(struct trp_conn *c)
 		return;
 	}
 	rtt_backoff(&c->rtt);
+	if (c->timeouts_in_row == 1) {
+		c->cc_before_rto = c->cc;
+		c->rto_undo_armed = true;
+	}
 	cc_on_timeout(&c->cc, c->snd_nxt);
 	for (uint32_t psn = c->snd_una; psn_before(psn, c->snd_nxt); psn++) {
 		struct trp_slot *s = slot_of(c, psn);
 
 		s->flags &= (uint8_t)~SLOT_SACK_LOSS;
-		if (!(s->flags & (SLOT_SACKED | SLOT_LOST)))
+		if (!(s->flags & (SLOT_SACKED | SLOT_LOST))) {
 			slot_mark_lost(c, s);
+			s->flags |= SLOT_RTO_LOSS;
+		}
 	}
 	c->rto_deadline = TRP_NO_DEADLINE; /* re-armed by the retransmission */
 	send_retransmit_lost(c);

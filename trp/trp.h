@@ -159,6 +159,7 @@ struct trp_stats {
 	uint64_t refused;                   /* DATA packets the ULP refused */
 	uint64_t retransmits;               /* all retransmissions */
 	uint64_t timeouts;                  /* RTO expirations */
+	uint64_t spurious_timeouts;         /* ... found spurious and undone */
 	uint64_t fast_retransmits;          /* retransmissions triggered by SACK */
 	uint64_t sacks_sent, sacks_rcvd;    /* packets carrying a non-zero SACK bitmap */
 	uint64_t acks_sent;                 /* ACK-only packets */

@@ -1,5 +1,6 @@
 /* The per-packet decisions: rates converge to the configured fractions,
- * the same seed gives the same decisions, the partition window is exact, and
+ * the same seed gives the same decisions, the partition and stall windows
+ * are exact, and
  * delays, reordering holds, corruption offsets and the rate limit stay in
  * their bounds. */
 #include <stdarg.h>
@@ -157,6 +158,29 @@ static void test_partition_window(void **state)
 	assert_false(impair_partitioned(&c, UINT64_MAX));
 }
 
+/* A stall delays what is due inside it to its end, and loses nothing. */
+static void test_stall_window(void **state)
+{
+	struct impair_config c = config("delay_us=10,stall_ms=5@200");
+	struct impair imp;
+	struct impair_fate f;
+
+	(void)state;
+	impair_init(&imp, &c);
+	impair_decide(&imp, IMPAIR_A_TO_B, 200 * MS - 11 * US, 100, 50, &f);
+	assert_int_equal(f.copy[0].release_ns, 200 * MS - 1 * US);
+	impair_decide(&imp, IMPAIR_A_TO_B, 200 * MS - 10 * US, 100, 50, &f);
+	assert_int_equal(f.verdict, IMPAIR_PASS);
+	assert_int_equal(f.copy[0].release_ns, 205 * MS);
+	impair_decide(&imp, IMPAIR_B_TO_A, 205 * MS - 11 * US, 100, 50, &f);
+	assert_int_equal(f.copy[0].release_ns, 205 * MS);
+	impair_decide(&imp, IMPAIR_B_TO_A, 205 * MS - 10 * US, 100, 50, &f);
+	assert_int_equal(f.copy[0].release_ns, 205 * MS);
+	impair_decide(&imp, IMPAIR_B_TO_A, 205 * MS - 9 * US, 100, 50, &f);
+	assert_int_equal(f.copy[0].release_ns, 205 * MS + 1 * US);
+	assert_int_equal(imp.stats[IMPAIR_A_TO_B].lost + imp.stats[IMPAIR_B_TO_A].lost, 0);
+}
+
 static void test_bounds(void **state)
 {
 	struct impair_config c = config("reorder=0.5,corrupt=0.5,delay_us=10,jitter_us=4,"
@@ -229,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_zero_rates_change_nothing),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_partition_window),
+		cmocka_unit_test(test_stall_window),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_rate_limit),
 	};

@@ -22,7 +22,7 @@ static void test_every_key(void **state)
 	assert_int_equal(impair_config_parse(&c, "loss=0.01,dup=0.005,reorder=0.02,corrupt=0.001,"
 	                                     "delay_us=50,jitter_us=3,reorder_delay_us=70,"
 	                                     "rate_mbps=1000,seed=18446744073709551615,"
-	                                     "partition_ms=300@200,udp_csum=keep",
+	                                     "partition_ms=300@200,stall_ms=7@20,udp_csum=keep",
 	                                     err, sizeof(err)), 0);
 	for (int d = 0; d < 2; d++) {
 		assert_true(c.dir[d].loss == 0.01);
@@ -37,6 +37,8 @@ static void test_every_key(void **state)
 	assert_true(c.seed == UINT64_MAX);
 	assert_int_equal(c.partition_len_ns, 300 * MS);
 	assert_int_equal(c.partition_at_ns, 200 * MS);
+	assert_int_equal(c.stall_len_ns, 7 * MS);
+	assert_int_equal(c.stall_at_ns, 20 * MS);
 	assert_int_equal(c.udp_csum, IMPAIR_UDP_CSUM_KEEP);
 }
 
@@ -107,6 +109,7 @@ static void test_bad_values(void **state)
 	refused("partition_ms=@5", "partition_ms must be", NULL);
 	refused("partition_ms=1@2@3", "partition_ms must be", NULL);
 	refused("partition_ms=86400001@0", "partition_ms must be", NULL);
+	refused("stall_ms=5", "stall_ms must be", "LEN@AT");
 	refused("udp_csum=zero", "udp_csum must be", "fix or keep");
 }
 

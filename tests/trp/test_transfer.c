@@ -367,6 +367,34 @@ static void test_cwnd_shrinks_on_loss(void **state)
 	pair_fini(&p);
 }
 
+/* A receiver that is not scheduled for longer than the RTO (5 ms here, on a
+ * machine whose cores both spin) makes the retransmission timer fire though
+ * nothing is lost.  Each such timeout costs one retransmission: the
+ * acknowledgement of packets that were never resent shows it was spurious,
+ * and the window they were declared lost in is restored. */
+static void test_spurious_timeout_undone(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=20,stall_ms=5@1,seed=10");
+	struct pair p;
+	struct trp_stats a, b;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, 20000, 1000);
+	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &a);
+	peer_stats(&p.peer[1], &b);
+	/* The stall outlasts the RTO and its first doubling: two timeouts in a
+	 * row, one retransmission each, undone together. */
+	assert_true(a.timeouts >= 2);
+	assert_int_equal(a.spurious_timeouts, 1);
+	assert_true(a.retransmits <= a.timeouts);
+	assert_true(a.cwnd >= 16);
+	assert_int_equal(b.dup_dropped, a.retransmits);
+	pair_fini(&p);
+}
+
 /* The link harness itself: the usiw-impair SPEC parser, and runs that are
  * reproducible from the seed. */
 static void test_simlink_spec_and_determinism(void **state)
@@ -417,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_zero_window_then_reopen),
 		cmocka_unit_test(test_cwnd_shrinks_on_loss),
 		cmocka_unit_test(test_refused_packet_redelivered),
+		cmocka_unit_test(test_spurious_timeout_undone),
 		cmocka_unit_test(test_simlink_spec_and_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
