@@ -195,6 +195,14 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 	port->nb_queues = RTE_MIN(cfg->queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues));
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.mtu = cfg->mtu;
+	/* memif (DPDK 22.11) reports 1518 bytes as its largest frame, so ethdev
+	 * would refuse a jumbo MTU, yet its rings carry frames of any length (a
+	 * frame longer than a ring buffer spans several, chained).  It is
+	 * configured at its stated limit and sent frames up to our MTU: the
+	 * mbufs are sized from our MTU below, so a jumbo frame arrives in one. */
+	if ((uint32_t)cfg->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info.max_rx_pktlen &&
+	    strncmp(cfg->device, "net_memif", 9) == 0)
+		conf.rxmode.mtu = (uint16_t)(info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
 	const uint64_t tx_ck = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 	const uint64_t rx_ck = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
 	port->tx_cksum_offload = (info.tx_offload_capa & tx_ck) == tx_ck;
