@@ -146,15 +146,20 @@ int usiw_arp_state(struct usiw_engine *e, uint32_t ipv4)
 
 int usiw_arp_output(struct usiw_engine *e, uint32_t ipv4, struct rte_mbuf *m)
 {
-	int state = usiw_arp_state(e, ipv4);
-	if (state == USIW_ARP_RESOLVED) {
+	struct usiw_arp_entry *a = e->arp.last;
+
+	if (!a || a->ipv4 != ipv4)
+		a = lookup(e, ipv4);
+	if (a && a->state == USIW_ARP_RESOLVED) {
 		struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-		eth->dst_addr = lookup(e, ipv4)->mac;
+		eth->dst_addr = a->mac;
+		e->arp.last = a;
 		usiw_engine_tx_frame(e, m);
 		return 0;
 	}
+	int state = usiw_arp_state(e, ipv4);
 	if (state == USIW_ARP_INCOMPLETE) {
-		struct usiw_arp_entry *a = lookup(e, ipv4);
+		a = lookup(e, ipv4);
 		if (a->npending < USIW_ARP_PENDING) {
 			a->pending[a->npending++] = m;
 			return 0;

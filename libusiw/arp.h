@@ -38,6 +38,9 @@ struct usiw_arp {
 	struct usiw_arp_entry *entries;
 	unsigned incomplete;              /* entries waiting for a reply */
 	uint64_t next_timer_tsc;
+	/* The entry the last frame went to: a QP's frames all go to one peer,
+	 * and a hash lookup per frame was a tenth of the send path. */
+	struct usiw_arp_entry *last;
 };
 
 int usiw_arp_init(struct usiw_engine *e);
