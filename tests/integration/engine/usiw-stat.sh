@@ -21,16 +21,17 @@ sys.exit(0 if ok else 1)'
 # The client starts a few seconds after the server (usiw-pair waits for a TCP
 # listener the ping-pong server never opens), so the server asks until its
 # counters show traffic (for at most 10 s); it ends when the client says
-# goodbye.  The client pings long enough (a million, seconds) to be seen.
-"$top/tools/usiw-pair" --link memif --direct --timeout 60 \
-	--server "$pingpong server -t 30 & sleep 0.5;
+# goodbye.  The client pings long enough to be seen (300000 pings: 3 s on an
+# idle machine, 20 s with both cores loaded; the server waits up to 50 s).
+"$top/tools/usiw-pair" --link memif --direct --timeout 80 \
+	--server "$pingpong server -t 50 & sleep 0.5;
 		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
 		for i in \$(seq 20); do
 			$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out &&
 				grep -q '\"rx_datagrams\": [1-9]' $out && break;
 			sleep 0.5;
 		done; wait" \
-	--client "$pingpong client {server} -n 1000000 -s 64 -t 20"
+	--client "$pingpong client {server} -n 300000 -s 64"
 python3 -c "$check" < "$out"
 
 # the run is over: no usiw process is left to ask
