@@ -119,6 +119,18 @@ struct usiw_engine_stats {
 	uint64_t arp_requests_sent, arp_replies_sent, arp_received;
 };
 
+/* Counters of the layers above the engine (the verbs provider's QPs), served
+ * with the engine's as the rte_telemetry command /usiw/qps: a dict of
+ * objects (one per QP, by name), each a dict of named counters.  The report
+ * function runs in DPDK's telemetry thread; it calls usiw_counters_object
+ * for each object and usiw_counters_value for each of its counters. */
+struct usiw_counters;
+void usiw_counters_object(struct usiw_counters *out, const char *name);
+void usiw_counters_value(struct usiw_counters *out, const char *name, uint64_t value);
+typedef void (*usiw_counters_report_fn)(struct usiw_counters *out);
+/* At most one report function per process; NULL removes it. */
+void usiw_engine_set_qp_report(usiw_counters_report_fn report);
+
 /* A snapshot of the counters (each counter is read atomically; the set is not). */
 void usiw_engine_stats(const struct usiw_engine *engine, struct usiw_engine_stats *out);
 

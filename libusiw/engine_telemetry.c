@@ -1,6 +1,9 @@
-/* The engine's counters as the rte_telemetry command /usiw/stats (read with
- * dpdk-telemetry.py, or by tools/usiw-stat). */
+/* The engine's counters as the rte_telemetry command /usiw/stats, and those
+ * of the layer above (its QPs) as /usiw/qps (read with dpdk-telemetry.py, or
+ * by tools/usiw-stat). */
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <rte_telemetry.h>
 
@@ -35,6 +38,71 @@ static int stats_cmd(const char *cmd, const char *params, struct rte_tel_data *d
 	return 0;
 }
 
+/* rte_telemetry's reply is at most 16 KiB (its socket's buffer): a few
+ * hundred bytes per QP, so the first QPS_SHOWN are shown and the rest only
+ * counted (qps_not_shown). */
+#define QPS_SHOWN 32
+
+struct usiw_counters {
+	struct rte_tel_data *top;
+	struct rte_tel_data *current;   /* the object being filled, or NULL */
+	char current_name[64];
+	unsigned objects, not_shown;
+};
+
+static _Atomic(usiw_counters_report_fn) qp_report;
+
+void usiw_engine_set_qp_report(usiw_counters_report_fn report)
+{
+	atomic_store(&qp_report, report);
+}
+
+static void close_object(struct usiw_counters *out)
+{
+	if (!out->current)
+		return;
+	/* keep = 0: the top dict takes the object over and frees it. */
+	if (rte_tel_data_add_dict_container(out->top, out->current_name, out->current, 0))
+		rte_tel_data_free(out->current);
+	out->current = NULL;
+}
+
+void usiw_counters_object(struct usiw_counters *out, const char *name)
+{
+	close_object(out);
+	if (out->objects++ >= QPS_SHOWN) {
+		out->not_shown++;
+		return;
+	}
+	out->current = rte_tel_data_alloc();
+	if (!out->current)
+		return;
+	rte_tel_data_start_dict(out->current);
+	snprintf(out->current_name, sizeof(out->current_name), "%s", name);
+}
+
+void usiw_counters_value(struct usiw_counters *out, const char *name, uint64_t value)
+{
+	if (out->current)
+		rte_tel_data_add_dict_u64(out->current, name, value);
+}
+
+static int qps_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	usiw_counters_report_fn report = atomic_load(&qp_report);
+	struct usiw_counters out = { .top = d };
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	if (report)
+		report(&out);
+	close_object(&out);
+	rte_tel_data_add_dict_u64(d, "qps", out.objects);
+	rte_tel_data_add_dict_u64(d, "qps_not_shown", out.not_shown);
+	return 0;
+}
+
 /* Commands cannot be unregistered, so this happens once per process; the
  * command reads whichever engine is current. */
 void usiw_engine_telemetry_register(void)
@@ -45,4 +113,7 @@ void usiw_engine_telemetry_register(void)
 	registered = true;
 	rte_telemetry_register_cmd("/usiw/stats", stats_cmd,
 				   "usiw engine counters: packets, bytes, drops by reason, ARP");
+	rte_telemetry_register_cmd("/usiw/qps", qps_cmd,
+				   "usiw QPs: TRP counters (packets, retransmissions, timeouts, "
+				   "RTT, window) of each connected QP");
 }

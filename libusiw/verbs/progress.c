@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "context.h"
@@ -52,6 +53,42 @@ static unsigned engine_thread_poll(struct usiw_engine *engine)
 	return usiw_progress_pass(engine, &next_deadline);
 }
 
+/* /usiw/qps (engine.h): each running QP's TRP counters, read under the lock
+ * from DPDK's telemetry thread. */
+static void report_qps(struct usiw_counters *out)
+{
+	pthread_mutex_lock(&progress.lock);
+	for (struct usiw_qp *qp = progress.running; qp; qp = qp->next_running) {
+		struct trp_stats st;
+		char name[32];
+
+		trp_conn_stats(qp_stack_conn(qp->stack), &st);
+		snprintf(name, sizeof(name), "qp_%u", qp->vqp.qp.qp_num);
+		usiw_counters_object(out, name);
+#define VALUE(field) usiw_counters_value(out, #field, st.field)
+		VALUE(pkts_sent);
+		VALUE(bytes_sent);
+		VALUE(pkts_rcvd);
+		VALUE(bytes_rcvd);
+		VALUE(data_delivered);
+		VALUE(retransmits);
+		VALUE(timeouts);
+		VALUE(spurious_timeouts);
+		VALUE(fast_retransmits);
+		VALUE(acks_sent);
+		VALUE(dup_dropped);
+		VALUE(window_dropped);
+		VALUE(checksum_dropped);
+		VALUE(srtt_ns);
+		VALUE(rto_ns);
+		VALUE(cwnd);
+		VALUE(in_flight);
+		VALUE(peer_window);
+#undef VALUE
+	}
+	pthread_mutex_unlock(&progress.lock);
+}
+
 int usiw_progress_init(struct usiw_context *ctx)
 {
 	int rc = 0;
@@ -62,6 +99,8 @@ int usiw_progress_init(struct usiw_context *ctx)
 								     engine_thread_poll);
 		if (!progress.engine_thread)
 			rc = usiw_helper_thread_start(ctx->engine);
+		if (!rc)
+			usiw_engine_set_qp_report(report_qps);
 	}
 	if (!rc)
 		progress.contexts++;
@@ -73,6 +112,7 @@ void usiw_progress_fini(struct usiw_context *ctx)
 {
 	pthread_mutex_lock(&progress.lifecycle);
 	if (--progress.contexts == 0) {
+		usiw_engine_set_qp_report(NULL);
 		if (progress.engine_thread)
 			usiw_engine_set_thread_poll(ctx->engine, NULL);
 		else

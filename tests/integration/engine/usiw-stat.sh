@@ -2,8 +2,9 @@
 # tools/usiw-stat reads the counters of a running usiw engine: a ping-pong
 # server asks for its own counters (by its EAL file prefix, from the config
 # usiw-pair gave it) while a client exercises it, and they must show
-# datagrams received and sent.  A second ask after the run must
-# find no usiw process and say so with a non-zero exit.
+# datagrams received and sent.  Then the same for a QP's counters
+# (/usiw/qps) in the middle of an ib_write_bw run.  A last ask after the runs
+# must find no usiw process and say so with a non-zero exit.
 # usage: usiw-stat.sh PINGPONG-BINARY
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -34,7 +35,21 @@ sys.exit(0 if ok else 1)'
 	--client "$pingpong client {server} -n 300000 -s 64"
 python3 -c "$check" < "$out"
 
-# the run is over: no usiw process is left to ask
+# A QP's TRP counters, asked by the ib_write_bw server 2 s into its 4 s run:
+# one connected QP that has received data and sent acknowledgements.
+"$top/tools/usiw-pair" --link memif --timeout 60 \
+	--server "ib_write_bw -D 4 -s 4096 & sleep 2;
+		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
+		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait" \
+	--client "ib_write_bw -D 4 -s 4096 {server}"
+python3 -c '
+import json, sys
+qps = json.loads(sys.stdin.read())["extra"]["/usiw/qps"]
+print("usiw-stat saw", qps)
+(qp,) = [v for v in qps.values() if isinstance(v, dict)]
+sys.exit(0 if qps["qps"] == 1 and qp["data_delivered"] > 0 and qp["pkts_sent"] > 0 else 1)' < "$out"
+
+# the runs are over: no usiw process is left to ask
 if "$top/tools/usiw-stat" --prefix usiw-stat-test-none 2>"$out"; then
 	echo "usiw-stat succeeded with no process to ask" >&2
 	exit 1
