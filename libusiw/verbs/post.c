@@ -122,7 +122,7 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 		else
 			wr = wr->next;
 	}
-	usiw_progress_deadline_moved(qp->ctx);
+	usiw_progress_qp_changed(qp);
 	usiw_progress_locked(qp->ctx);
 	usiw_context_unlock(qp->ctx);
 	return rc;

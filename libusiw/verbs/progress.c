@@ -11,6 +11,7 @@
 #include "context.h"
 #include "progress_thread.h"
 #include "qp.h"
+#include "qp_timers.h"
 
 static struct {
 	/* Open and close of contexts: starts and stops the progress thread.
@@ -22,11 +23,11 @@ static struct {
 	bool engine_thread;
 
 	pthread_mutex_t lock;           /* recursive: see progress.h */
-	struct usiw_qp *running;        /* QPs with a stack, of every context */
+	/* QPs with a stack, of every context, by their next deadline. */
+	struct usiw_qp_timers timers;
 	/* Earliest timer of those stacks; written under the lock, read
 	 * without it by the helper thread to bound its sleep. */
 	_Atomic uint64_t next_deadline;
-	bool deadline_moved;            /* next_deadline must be recomputed */
 
 	/* Written by application threads without the lock, read by the
 	 * helper thread to stay out of the way of an application that
@@ -58,7 +59,8 @@ static unsigned engine_thread_poll(struct usiw_engine *engine)
 static void report_qps(struct usiw_counters *out)
 {
 	pthread_mutex_lock(&progress.lock);
-	for (struct usiw_qp *qp = progress.running; qp; qp = qp->next_running) {
+	for (uint32_t i = 0; i < progress.timers.len; i++) {
+		struct usiw_qp *qp = progress.timers.heap[i];
 		struct trp_stats st;
 		char name[32];
 
@@ -133,26 +135,16 @@ void usiw_context_unlock(struct usiw_context *ctx)
 	pthread_mutex_unlock(&progress.lock);
 }
 
-/* The cheap check first: nothing but a compare when no deadline has moved
- * and none is due, which is every call of a spinning poll_cq between
+/* The cheap check first: nothing but a compare when no stack was used and
+ * no timer is due, which is every call of a spinning poll_cq between
  * packets. */
 static void run_due_timers(uint64_t now)
 {
-	if (!progress.deadline_moved &&
+	if (!progress.timers.changed &&
 	    now < atomic_load_explicit(&progress.next_deadline, memory_order_relaxed))
 		return;
-	uint64_t next = UINT64_MAX;
-	for (struct usiw_qp *qp = progress.running; qp; qp = qp->next_running) {
-		uint64_t due = qp_stack_next_deadline(qp->stack);
-		if (due <= now) {
-			qp_stack_poll(qp->stack);
-			due = qp_stack_next_deadline(qp->stack);
-		}
-		if (due < next)
-			next = due;
-	}
-	atomic_store_explicit(&progress.next_deadline, next, memory_order_relaxed);
-	progress.deadline_moved = false;
+	atomic_store_explicit(&progress.next_deadline, usiw_qp_timers_run(&progress.timers, now),
+			      memory_order_relaxed);
 }
 
 void usiw_progress_locked(struct usiw_context *ctx)
@@ -196,29 +188,24 @@ uint64_t usiw_progress_app_last_call_ns(void)
 	return atomic_load_explicit(&progress.app_last_call_ns, memory_order_relaxed);
 }
 
-void usiw_progress_add_running(struct usiw_qp *qp)
+int usiw_progress_add_running(struct usiw_qp *qp)
 {
-	qp->next_running = progress.running;
-	progress.running = qp;
-	progress.deadline_moved = true;
+	int rc = usiw_qp_timers_add(&progress.timers, qp);
+
+	if (rc == 0)
+		atomic_store_explicit(&progress.next_deadline, 0, memory_order_relaxed);
+	return rc;
 }
 
 void usiw_progress_remove_running(struct usiw_qp *qp)
 {
-	for (struct usiw_qp **p = &progress.running; *p; p = &(*p)->next_running) {
-		if (*p == qp) {
-			*p = qp->next_running;
-			break;
-		}
-	}
-	qp->next_running = NULL;
-	progress.deadline_moved = true;
+	usiw_qp_timers_remove(&progress.timers, qp);
+	usiw_qp_timers_fini(&progress.timers);
 }
 
-void usiw_progress_deadline_moved(struct usiw_context *ctx)
+void usiw_progress_qp_changed(struct usiw_qp *qp)
 {
-	(void)ctx;
-	progress.deadline_moved = true;
+	usiw_qp_timers_changed(&progress.timers, qp);
 }
 
 /* ---- Host operations of a QP's stack ------------------------------------ */
@@ -277,7 +264,7 @@ void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void
 			usiw_qp_open_on_first_segment(qp, data, len);
 		if (qp->stack) {
 			qp_stack_input(qp->stack, data, len);
-			progress.deadline_moved = true;
+			usiw_qp_timers_changed(&progress.timers, qp);
 		}
 	}
 	pthread_mutex_unlock(&progress.lock);

@@ -9,8 +9,8 @@
  * the engine's own lcore in thread mode ([engine] progress = thread), which
  * then runs the pass of this file instead of the engine's.
  *
- * One lock guards every QP stack of the process (and the list of running
- * QPs).  It is one for all contexts because they share the process's one
+ * One lock guards every QP stack of the process (and the timers of the
+ * running QPs, qp_timers.h).  It is one for all contexts because they share the process's one
  * engine: whichever thread progresses it delivers datagrams to the QPs of
  * every context, so per-context locks would be taken in both orders (context
  * A, engine, context B; context B, engine).  A per-QP lock would buy nothing:
@@ -49,11 +49,13 @@ void usiw_progress_locked(struct usiw_context *ctx);
 /* The same, taking the lock. */
 void usiw_progress(struct usiw_context *ctx);
 
-/* With the lock held: a stack was created / is about to be destroyed. */
-void usiw_progress_add_running(struct usiw_qp *qp);
+/* With the lock held: a stack was created (0, or -ENOMEM) / is about to be
+ * destroyed. */
+int usiw_progress_add_running(struct usiw_qp *qp);
 void usiw_progress_remove_running(struct usiw_qp *qp);
-/* With the lock held: a stack was used outside a timer (its deadline moved). */
-void usiw_progress_deadline_moved(struct usiw_context *ctx);
+/* With the lock held: the QP's stack was used outside its timer (its
+ * deadline may have moved). */
+void usiw_progress_qp_changed(struct usiw_qp *qp);
 
 /* For the progress threads (progress_thread.c, the engine's lcore): one
  * pass, if no application thread holds the lock (one that does is

@@ -64,7 +64,12 @@ struct usiw_qp {
 	uint32_t max_seg_payload;       /* from the path MTU at RTR */
 
 	struct qp_stack *stack;         /* from RTS until RESET or destroy */
-	struct usiw_qp *next_running;   /* the context's list of QPs with a stack */
+	struct {                        /* its place among the running QPs' */
+		uint64_t deadline;      /* timers (qp_timers.h) */
+		uint32_t index;
+		bool changed;
+		struct usiw_qp *next_changed;
+	} timer;
 	struct usiw_early_recvs early;
 	/* While an application moves the QP to ERR, every completion is a
 	 * flush (the endpoint would report its oldest WR as a fatal error). */

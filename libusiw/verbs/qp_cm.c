@@ -93,7 +93,7 @@ static int cm_qp_connect(struct ibv_qp *ibv_qp, const struct usiw_qp_cm_param *p
 		if (rc)
 			close_stack(qp);
 	}
-	usiw_progress_deadline_moved(qp->ctx);
+	usiw_progress_qp_changed(qp);
 	usiw_progress_locked(qp->ctx);
 	usiw_context_unlock(qp->ctx);
 	return rc;
@@ -118,7 +118,7 @@ static int cm_qp_accept(struct ibv_qp *ibv_qp, const struct usiw_qp_cm_param *pa
 		if (rc)
 			close_stack(qp);
 	}
-	usiw_progress_deadline_moved(qp->ctx);
+	usiw_progress_qp_changed(qp);
 	usiw_progress_locked(qp->ctx);
 	usiw_context_unlock(qp->ctx);
 	return rc;
@@ -134,7 +134,7 @@ static int cm_qp_disconnect(struct ibv_qp *ibv_qp)
 		rc = ENOTCONN;
 	else
 		trp_shutdown(qp_stack_conn(qp->stack));   /* -EPIPE: closing already */
-	usiw_progress_deadline_moved(qp->ctx);
+	usiw_progress_qp_changed(qp);
 	usiw_progress_locked(qp->ctx);
 	usiw_context_unlock(qp->ctx);
 	return rc;

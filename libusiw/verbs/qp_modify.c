@@ -229,7 +229,11 @@ int usiw_qp_start_stack(struct usiw_qp *qp)
 	qp->stack = qp_stack_create(NULL, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
-	usiw_progress_add_running(qp);
+	if (usiw_progress_add_running(qp)) {
+		qp_stack_destroy(qp->stack);
+		qp->stack = NULL;
+		return ENOMEM;
+	}
 	for (uint32_t i = 0; i < qp->early.count; i++)
 		qp_stack_post_recv(qp->stack, &qp->early.wrs[i]);
 	qp->early.count = 0;
@@ -285,7 +289,7 @@ static void enter_error(struct usiw_qp *qp)
 		qp->flushing_on_request = false;
 		/* Tell the peer, whose QP would otherwise wait for ours. */
 		trp_shutdown(qp_stack_conn(qp->stack));
-		usiw_progress_deadline_moved(qp->ctx);
+		usiw_progress_qp_changed(qp);
 		return;
 	}
 	for (uint32_t i = 0; i < qp->early.count; i++)

@@ -1,0 +1,139 @@
+/* The running QPs' timers as a binary min-heap on their stacks' next
+ * deadline (qp_timers.h). */
+#include "qp_timers.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "qp.h"
+
+#define NOT_IN_HEAP UINT32_MAX
+
+static void place(struct usiw_qp_timers *t, uint32_t i, struct usiw_qp *qp)
+{
+	t->heap[i] = qp;
+	qp->timer.index = i;
+}
+
+static void sift_up(struct usiw_qp_timers *t, uint32_t i)
+{
+	struct usiw_qp *qp = t->heap[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (t->heap[parent]->timer.deadline <= qp->timer.deadline)
+			break;
+		place(t, i, t->heap[parent]);
+		i = parent;
+	}
+	place(t, i, qp);
+}
+
+static void sift_down(struct usiw_qp_timers *t, uint32_t i)
+{
+	struct usiw_qp *qp = t->heap[i];
+
+	for (;;) {
+		uint32_t child = 2 * i + 1;
+		if (child >= t->len)
+			break;
+		if (child + 1 < t->len &&
+		    t->heap[child + 1]->timer.deadline < t->heap[child]->timer.deadline)
+			child++;
+		if (qp->timer.deadline <= t->heap[child]->timer.deadline)
+			break;
+		place(t, i, t->heap[child]);
+		i = child;
+	}
+	place(t, i, qp);
+}
+
+/* The QP's deadline was set anew: restore the heap order around it. */
+static void reorder(struct usiw_qp_timers *t, struct usiw_qp *qp)
+{
+	sift_up(t, qp->timer.index);
+	sift_down(t, qp->timer.index);
+}
+
+int usiw_qp_timers_add(struct usiw_qp_timers *t, struct usiw_qp *qp)
+{
+	if (t->len == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 64;
+		struct usiw_qp **heap = realloc(t->heap, cap * sizeof(*heap));
+		if (!heap)
+			return -ENOMEM;
+		t->heap = heap;
+		t->cap = cap;
+	}
+	qp->timer.deadline = qp_stack_next_deadline(qp->stack);
+	qp->timer.changed = false;
+	place(t, t->len++, qp);
+	sift_up(t, qp->timer.index);
+	return 0;
+}
+
+static void unlink_changed(struct usiw_qp_timers *t, struct usiw_qp *qp)
+{
+	if (!qp->timer.changed)
+		return;
+	for (struct usiw_qp **p = &t->changed; *p; p = &(*p)->timer.next_changed) {
+		if (*p == qp) {
+			*p = qp->timer.next_changed;
+			break;
+		}
+	}
+	qp->timer.changed = false;
+}
+
+void usiw_qp_timers_remove(struct usiw_qp_timers *t, struct usiw_qp *qp)
+{
+	uint32_t i = qp->timer.index;
+
+	if (i == NOT_IN_HEAP || i >= t->len || t->heap[i] != qp)
+		return;
+	unlink_changed(t, qp);
+	qp->timer.index = NOT_IN_HEAP;
+	struct usiw_qp *last = t->heap[--t->len];
+	if (last != qp) {
+		place(t, i, last);
+		reorder(t, last);
+	}
+}
+
+void usiw_qp_timers_changed(struct usiw_qp_timers *t, struct usiw_qp *qp)
+{
+	if (qp->timer.changed || !qp->stack)
+		return;
+	qp->timer.changed = true;
+	qp->timer.next_changed = t->changed;
+	t->changed = qp;
+}
+
+uint64_t usiw_qp_timers_run(struct usiw_qp_timers *t, uint64_t now)
+{
+	while (t->changed) {
+		struct usiw_qp *qp = t->changed;
+		t->changed = qp->timer.next_changed;
+		qp->timer.changed = false;
+		qp->timer.deadline = qp_stack_next_deadline(qp->stack);
+		reorder(t, qp);
+	}
+	/* Each due stack once: one whose timer leaves a deadline still due
+	 * (now has passed it again) waits for the next pass. */
+	for (uint32_t polled = 0; polled < t->len && t->heap[0]->timer.deadline <= now; polled++) {
+		struct usiw_qp *qp = t->heap[0];
+		qp_stack_poll(qp->stack);
+		uint64_t next = qp_stack_next_deadline(qp->stack);
+		qp->timer.deadline = next > now ? next : now + 1;
+		sift_down(t, 0);
+	}
+	return t->len ? t->heap[0]->timer.deadline : UINT64_MAX;
+}
+
+void usiw_qp_timers_fini(struct usiw_qp_timers *t)
+{
+	if (t->len)
+		return;
+	free(t->heap);
+	*t = (struct usiw_qp_timers){ 0 };
+}
