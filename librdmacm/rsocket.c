@@ -244,6 +244,12 @@ static int send_msg(struct rsock *rs, const void *data, size_t len)
 {
 	int i = free_send_buf(rs);
 
+	if (i < 0) {
+		/* A side that only receives reaps its send completions nowhere
+		 * else: its credit messages would use up the ring. */
+		reap_sends(rs);
+		i = free_send_buf(rs);
+	}
 	if (i < 0)
 		return EAGAIN;
 	unsigned char *b = tx_buf(rs, (unsigned)i);
@@ -261,7 +267,10 @@ static int send_msg(struct rsock *rs, const void *data, size_t len)
 	return 0;
 }
 
-/* Returns credits once half the ring waits, with the credit kept for it. */
+/* Returns credits once half the ring waits, with the credit kept for it.
+ * Called after each receive is reposted and again by a reader that finds
+ * nothing to read: credits held back then (no send buffer free yet) must
+ * still go, or a peer that has run out of them waits for ever. */
 static void return_credits(struct rsock *rs)
 {
 	if (rs->to_return >= RS_BUFS / 2 && rs->credits > 0)
@@ -472,9 +481,10 @@ ssize_t rrecv(int socket, void *buf, size_t len, int flags)
 	while (!fill_rx(rs)) {
 		if (rs->eof)
 			return 0;
+		reap_sends(rs);
+		return_credits(rs);
 		if (nonblocking)
 			return errno = EAGAIN, -1;
-		reap_sends(rs);
 		pause_briefly();
 	}
 	size_t n = len < rs->rx_left ? len : rs->rx_left;
@@ -605,6 +615,8 @@ static short rs_revents(struct rsock *rs, short events)
 		return POLLHUP;
 	if ((events & POLLIN) && (fill_rx(rs) || rs->eof))
 		revents |= POLLIN;
+	else if (events & POLLIN)
+		return_credits(rs);
 	if ((events & POLLOUT) && can_send(rs))
 		revents |= POLLOUT;
 	if (rs->eof)
