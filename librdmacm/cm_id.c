@@ -113,8 +113,11 @@ int cm_id_wait_sync(struct cm_id *id, enum rdma_cm_event_type expected)
 	id->id.event = event;
 	if (event->event == expected && event->status == 0)
 		return 0;
-	/* rdma-core's synchronous calls fail with the event's status as
-	 * errno; an event that carries none means the peer refused. */
+	/* rdma-core's synchronous calls fail with ECONNREFUSED for any
+	 * REJECTED (whatever its status says), else with the event's status
+	 * as errno; an event that carries none means the peer refused. */
+	if (event->event == RDMA_CM_EVENT_REJECTED)
+		return cm_fail(ECONNREFUSED);
 	return cm_fail(event->status < 0 ? -event->status
 			: event->status ? event->status : ECONNREFUSED);
 }

@@ -272,19 +272,25 @@ static void established(struct cm_id *id, const void *pdata, size_t pdata_len)
 	cm_event_raise(id, RDMA_CM_EVENT_ESTABLISHED, 0, &param);
 }
 
+/* The kernel's iWARP CM reports both kinds of refusal as REJECTED and
+ * tells them apart by the status its driver gives: the peer's application
+ * rejected (an MPA reject: -ECONNREFUSED), or nothing listens at that port
+ * (a TCP RST: -ECONNRESET from iw_cxgb4 and irdma). */
 static void rejected(struct cm_id *id, const void *pdata, size_t pdata_len)
 {
 	struct cm_event_param param = { 0 };
 	struct cm_hdr hdr;
 	const void *app;
+	int status = -ECONNRESET;
 
-	/* A REJECT without our header is the engine's: no listener there. */
+	/* A REJECT without our header is trp_refusal's: nobody listens. */
 	if (cm_proto_decode(&hdr, &app, pdata, pdata_len) == 0) {
 		param.pdata = app;
 		param.pdata_len = hdr.pdata_len;
+		status = -ECONNREFUSED;
 	}
 	id->state = CM_FAILED;
-	cm_event_raise(id, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED, &param);
+	cm_event_raise(id, RDMA_CM_EVENT_REJECTED, status, &param);
 }
 
 static void failed(struct cm_id *id, int status)

@@ -102,8 +102,16 @@ void cm_listener_input(struct cm_id *id, uint32_t src_ipv4, uint16_t src_port,
 	struct cm_listener *l = id->listener;
 	struct trp_header h;
 
-	if (!l || trp_header_decode(&h, data, len))
-		return;   /* bound but not listening, or not TRP */
+	if (!l) {
+		/* Bound but not listening: refused at once, as the engine
+		 * refuses a closed port. */
+		unsigned char rej[TRP_HDR_LEN];
+		if (trp_refusal(data, len, rej))
+			cm_usiw->udp_send(id->ep, src_ipv4, src_port, rej, sizeof(rej), NULL, 0);
+		return;
+	}
+	if (trp_header_decode(&h, data, len))
+		return;   /* not TRP */
 	struct cm_request *r = find_request(l, src_ipv4, src_port, h.conn_id);
 	if (r) {
 		/* A retransmitted REQUEST while the application decides, or

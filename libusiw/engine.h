@@ -78,6 +78,17 @@ size_t usiw_udp_max_payload(const struct usiw_engine *engine);
 int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_port,
 		  const void *hdr, size_t hdr_len, const void *data, size_t data_len);
 
+/* A datagram that reached a port nobody opened: the layer above may answer
+ * it, as a kernel answers a TCP SYN to a closed port with a RST.  The
+ * function writes its answer (at most reply_max bytes) to reply and returns
+ * its length, or 0 to leave the datagram unanswered; the engine sends the
+ * answer back to the datagram's sender from the port it reached.  It runs
+ * like a receive callback, and must not call the engine.  NULL (the
+ * default) answers nothing. */
+typedef size_t (*usiw_udp_closed_port_fn)(const void *data, size_t len, void *reply,
+					  size_t reply_max);
+void usiw_udp_set_closed_port_answer(struct usiw_engine *engine, usiw_udp_closed_port_fn fn);
+
 /* Receives a burst, answers ARP, delivers datagrams to their endpoints' rx
  * callbacks, retransmits ARP requests and flushes transmissions.  Never
  * blocks; returns at once (0) if another thread is already progressing.
@@ -110,6 +121,7 @@ struct usiw_engine_stats {
 	uint64_t rx_datagrams;              /* delivered to an endpoint */
 	uint64_t tx_datagrams;              /* accepted by usiw_udp_send */
 	uint64_t drop_no_endpoint;          /* UDP to a port nobody opened */
+	uint64_t closed_port_answers;       /* of those, answered (usiw_udp_set_closed_port_answer) */
 	uint64_t drop_bad_checksum;         /* IPv4 or UDP checksum wrong */
 	uint64_t drop_not_for_us;           /* other MAC, IP, protocol or ethertype */
 	uint64_t drop_malformed;            /* truncated, bad lengths, IP fragments */

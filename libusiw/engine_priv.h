@@ -41,6 +41,7 @@ struct usiw_engine {
 	struct usiw_demux demux;
 	struct rte_ring *loopback;
 	uint16_t ip_id;
+	usiw_udp_closed_port_fn closed_port_answer;
 
 	struct usiw_engine_stats stats;
 

@@ -68,10 +68,12 @@ static bool on_link(const struct usiw_engine *e, uint32_t ipv4)
 	return (ipv4 & mask) == (e->attr.ipv4 & mask);
 }
 
-int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_port,
-		  const void *hdr, size_t hdr_len, const void *data, size_t data_len)
+/* One datagram from our src_port: usiw_udp_send, and the answers for closed
+ * ports (always checksummed: their receiver is anybody). */
+static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_checksum,
+			 uint32_t dst_ipv4, uint16_t dst_port, const void *hdr, size_t hdr_len,
+			 const void *data, size_t data_len)
 {
-	struct usiw_engine *e = ep->engine;
 	const size_t payload = hdr_len + data_len;
 
 	if (payload > usiw_udp_max_payload(e))
@@ -92,7 +94,8 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 	uint8_t *p = (uint8_t *)(udp + 1);
 
 	memcpy(p, hdr, hdr_len);
-	memcpy(p + hdr_len, data, data_len);
+	if (data_len)
+		memcpy(p + hdr_len, data, data_len);
 
 	eth->src_addr = e->port.mac;
 	eth->dst_addr = e->port.mac;   /* until ARP says where */
@@ -109,7 +112,7 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 	ip->hdr_checksum = 0;
 	ip->src_addr = e->attr.ipv4;
 	ip->dst_addr = dst_ipv4;
-	udp->src_port = rte_cpu_to_be_16(ep->port);
+	udp->src_port = rte_cpu_to_be_16(src_port);
 	udp->dst_port = rte_cpu_to_be_16(dst_port);
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + payload));
 	udp->dgram_cksum = 0;
@@ -120,7 +123,7 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 	} else {
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		if (!ep->skip_checksum)
+		if (udp_checksum)
 			udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 	}
 
@@ -136,6 +139,35 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 		e->stats.tx_datagrams++;
 	rte_spinlock_recursive_unlock(&e->lock);
 	return rc;
+}
+
+int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_port,
+		  const void *hdr, size_t hdr_len, const void *data, size_t data_len)
+{
+	return send_datagram(ep->engine, ep->port, !ep->skip_checksum, dst_ipv4, dst_port, hdr,
+			     hdr_len, data, data_len);
+}
+
+void usiw_udp_set_closed_port_answer(struct usiw_engine *e, usiw_udp_closed_port_fn fn)
+{
+	rte_spinlock_recursive_lock(&e->lock);
+	e->closed_port_answer = fn;
+	rte_spinlock_recursive_unlock(&e->lock);
+}
+
+/* A datagram to a closed port, offered to the layer above for an answer.
+ * Best effort, as a RST is: an answer that cannot be sent now is dropped
+ * and the sender's retransmission draws another. */
+static void answer_closed_port(struct usiw_engine *e, uint32_t src_ipv4, uint16_t src_port,
+			       uint16_t dst_port, const void *data, size_t len)
+{
+	uint8_t reply[256];
+
+	if (!e->closed_port_answer)
+		return;
+	size_t n = e->closed_port_answer(data, len, reply, sizeof(reply));
+	if (n && send_datagram(e, dst_port, true, src_ipv4, src_port, reply, n, NULL, 0) == 0)
+		e->stats.closed_port_answers++;
 }
 
 static bool checksums_good(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
@@ -197,14 +229,16 @@ void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m)
 		e->stats.drop_bad_checksum++;
 		goto drop;
 	}
-	struct usiw_udp_endpoint *ep = usiw_demux_lookup(&e->demux, udp->dst_port);
-	if (!ep) {
-		e->stats.drop_no_endpoint++;
-		goto drop;
-	}
 	const size_t len = udp_len - sizeof(*udp);
 	const void *data = rte_pktmbuf_read(m, (uint32_t)(l4_off + sizeof(*udp)), (uint32_t)len,
 					    e->rx_scratch);
+	struct usiw_udp_endpoint *ep = usiw_demux_lookup(&e->demux, udp->dst_port);
+	if (!ep) {
+		e->stats.drop_no_endpoint++;
+		answer_closed_port(e, ip->src_addr, rte_be_to_cpu_16(udp->src_port),
+				   rte_be_to_cpu_16(udp->dst_port), data, len);
+		goto drop;
+	}
 	e->stats.rx_datagrams++;
 	ep->rx(ep->ctx, ip->src_addr, rte_be_to_cpu_16(udp->src_port), data, len);
 drop:

@@ -213,6 +213,14 @@ int64_t trp_send(struct trp_conn *conn, const void *ulp_hdr, size_t ulp_hdr_len,
 /* True if trp_send() would not return -EAGAIN now. */
 bool trp_can_send(const struct trp_conn *conn);
 
+/* For a datagram that reached a port where no connection is open: if it is
+ * an intact CONNECT_REQUEST, writes to out (TRP_HDR_LEN bytes) the
+ * CONNECT_REJECT that refuses it at once (no private data; the requester
+ * gets TRP_EV_REJECTED) and returns true; false for anything else, which
+ * must go unanswered.  Stateless: the host sends it from the port the
+ * request reached, and a retransmitted request draws another one. */
+bool trp_refusal(const void *pkt, size_t len, void *out);
+
 /* Process one received datagram (any content; malformed input is counted). */
 void trp_input(struct trp_conn *conn, const void *pkt, size_t len);
 /* Run timers: retransmission, delayed ACK, keepalive. */

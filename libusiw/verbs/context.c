@@ -14,6 +14,7 @@
 #include "pd.h"
 #include "progress.h"
 #include "qp.h"
+#include "qp_cm.h"
 #include "provider_abi.h"
 
 static void usiw_free_context(struct ibv_context *context);
@@ -78,6 +79,9 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 		return NULL;
 	}
 	ctx->engine = engine;
+	/* Every usiw process refuses connections to its closed ports, whether
+	 * or not it uses the connection manager itself. */
+	usiw_udp_set_closed_port_answer(engine, usiw_qp_cm_refuse);
 	rc = usiw_mr_table_init(&ctx->mrs);
 	if (!rc) {
 		rc = usiw_progress_init(ctx);

@@ -173,6 +173,13 @@ bool usiw_qp_cm_peer_answered(struct usiw_qp *qp, uint32_t src_ipv4, uint16_t sr
 	return true;
 }
 
+size_t usiw_qp_cm_refuse(const void *data, size_t len, void *reply, size_t reply_max)
+{
+	if (reply_max < TRP_HDR_LEN || !trp_refusal(data, len, reply))
+		return 0;
+	return TRP_HDR_LEN;
+}
+
 static const struct usiw_cm_interface cm_interface = {
 	.version = USIW_CM_INTERFACE_VERSION,
 	.is_device = cm_is_device,

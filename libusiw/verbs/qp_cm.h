@@ -114,4 +114,10 @@ void usiw_qp_cm_event(struct usiw_qp *qp, enum trp_event_type type, int status,
 bool usiw_qp_cm_peer_answered(struct usiw_qp *qp, uint32_t src_ipv4, uint16_t src_port,
 			      const void *data, size_t len);
 
+/* The engine's answer to a datagram at a port nobody opened
+ * (usiw_udp_closed_port_fn): a CONNECT_REQUEST is refused at once with a
+ * REJECT (trp_refusal), so that connecting to a port where nothing listens
+ * fails as fast as a TCP connect to a closed port does. */
+size_t usiw_qp_cm_refuse(const void *data, size_t len, void *reply, size_t reply_max);
+
 #endif

@@ -1,17 +1,19 @@
 /* Every event path of our librdmacm between two processes (run by
  * tools/usiw-pair under tools/usiw-run):
  *
- *   cm_events server PORT        listens on PORT and PORT+1
+ *   cm_events server PORT        listens on PORT and PORT+1, binds PORT+3
  *   cm_events client SERVER PORT
  *
  * In order: bad input fails with clear errors (both sides); a busy port
  * refuses a second listener (server); address resolution of a host that
- * does not exist fails in time; a connect to a port nobody listens on ends
- * in REJECTED or UNREACHABLE within TRP's bound; a reject carries private
+ * does not exist fails in time; a connect to a port nobody listens on (an
+ * unbound one, and one bound but not listening) is REJECTED at once, as a
+ * TCP RST makes it with the kernel's iWARP CM; a reject carries private
  * data both ways; 16 connections to the second listener are established at
  * once, move data both ways and disconnect (DISCONNECTED on both sides);
- * last, the server dies without a word and the client sees DISCONNECTED
- * within the keepalive bound.  The private data of each request tells the
+ * the server dies without a word and the client sees DISCONNECTED within
+ * the keepalive bound; last, a connect to the dead host (its address still
+ * resolved) ends in UNREACHABLE within TRP's retry bound.  The private data of each request tells the
  * server what the client wants. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +32,11 @@
 /* TRP defaults (docs/protocol-trp.md): the connect retry bound is about
  * 3.3 s, the dead-peer bound keepalive_ns * (probes + 1) = 600 ms. */
 #define UNREACHABLE_BOUND_MS 5000
+/* A refusal is one round trip through both engines; the bound leaves room
+ * for a loaded machine and for a lost REJECT (the REQUEST's first
+ * retransmissions, 10 ms and 20 ms later, draw another), and stays far
+ * below the retry bound, so it can only be met by a refusal. */
+#define REFUSED_BOUND_MS 1000
 #define DEAD_PEER_BOUND_MS 1500
 #define EVENT_WAIT_MS 10000
 
@@ -251,10 +258,15 @@ static int server(int port)
 	struct rdma_event_channel *ch = make_channel();
 	struct rdma_cm_id *first = listen_on(ch, port);
 	struct rdma_cm_id *second = listen_on(ch, port + 1);
+	struct rdma_cm_id *bound;
+	struct sockaddr_in any = sin_of(NULL, port + 3);
 	static struct conn many[MANY];
 	struct conn dying = { 0 };
 	int accepted = 0, established = 0, disconnected = 0;
 
+	/* Bound, never listening: requests to it are refused. */
+	REQUIRE(rdma_create_id(ch, &bound, NULL, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_bind_addr(bound, (struct sockaddr *)&any) == 0);
 	busy_port(ch, port);
 	printf("server: listening on %d and %d\n", port, port + 1);
 	fflush(stdout);
@@ -368,7 +380,10 @@ static void addr_error(struct rdma_event_channel *ch)
 	printf("client: ADDR_ERROR after %llu ms\n", (unsigned long long)(now_ms() - t0));
 }
 
-static void nobody_listening(struct rdma_event_channel *ch, const char *server, int port)
+/* REJECTED with -ECONNRESET and no private data, as iw_cxgb4 and irdma
+ * report a TCP RST to a connect. */
+static void nobody_listening(struct rdma_event_channel *ch, const char *server, int port,
+			     const char *what)
 {
 	struct conn c = { 0 };
 
@@ -378,11 +393,11 @@ static void nobody_listening(struct rdma_event_channel *ch, const char *server, 
 	struct rdma_cm_event *ev = next_event(ch, UNREACHABLE_BOUND_MS + 2000);
 	REQUIRE(ev);
 	uint64_t took = now_ms() - t0;
-	printf("client: connect to a closed port: %s status %d after %llu ms\n",
+	printf("client: connect to a %s port: %s status %d after %llu ms\n", what,
 	       rdma_event_str(ev->event), ev->status, (unsigned long long)took);
-	CHECK((ev->event == RDMA_CM_EVENT_UNREACHABLE && ev->status == -ETIMEDOUT) ||
-	      (ev->event == RDMA_CM_EVENT_REJECTED && ev->status == -ECONNREFUSED));
-	CHECK(took <= UNREACHABLE_BOUND_MS);
+	CHECK(ev->event == RDMA_CM_EVENT_REJECTED && ev->status == -ECONNRESET);
+	CHECK(ev->param.conn.private_data_len == 0);
+	CHECK(took <= REFUSED_BOUND_MS);
 	ack(ev);
 	free_conn(&c);
 }
@@ -466,15 +481,37 @@ static void peer_death(struct rdma_event_channel *ch, const char *server, int po
 	free_conn(&c);
 }
 
+/* Nothing answers any more (ARP entries do not age, so the address still
+ * resolves): TRP's retries run out. */
+static void host_gone(struct rdma_event_channel *ch, const char *server, int port)
+{
+	struct conn c = { 0 };
+
+	resolve(ch, &c, server, port);
+	uint64_t t0 = now_ms();
+	connect_with(&c, "anybody?");
+	struct rdma_cm_event *ev = next_event(ch, UNREACHABLE_BOUND_MS + 2000);
+	REQUIRE(ev);
+	uint64_t took = now_ms() - t0;
+	printf("client: connect to the dead host: %s status %d after %llu ms\n",
+	       rdma_event_str(ev->event), ev->status, (unsigned long long)took);
+	CHECK(ev->event == RDMA_CM_EVENT_UNREACHABLE && ev->status == -ETIMEDOUT);
+	CHECK(took <= UNREACHABLE_BOUND_MS);
+	ack(ev);
+	free_conn(&c);
+}
+
 static int client(const char *server, int port)
 {
 	struct rdma_event_channel *ch = make_channel();
 
 	addr_error(ch);
-	nobody_listening(ch, server, port + 2);
+	nobody_listening(ch, server, port + 2, "closed");
+	nobody_listening(ch, server, port + 3, "bound, not listening,");
 	rejected(ch, server, port);
 	many_connections(ch, server, port + 1);
 	peer_death(ch, server, port);
+	host_gone(ch, server, port);
 	rdma_destroy_event_channel(ch);
 	return failures ? 1 : 0;
 }
