@@ -2,6 +2,7 @@
 #include "context.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,6 +19,21 @@
 #include "provider_abi.h"
 
 static void usiw_free_context(struct ibv_context *context);
+
+/* The engine, once started, stays for the life of the process: closing the
+ * last context does not stop it.  Applications open and close the device
+ * before they open it for good (libfabric's fi_getinfo does), and a second
+ * start cannot work: DPDK's EAL starts once per process, and DPDK 22.11
+ * keeps a closed memif server's socket listening until a client next
+ * connects to it, so the reopened port would find its socket taken. */
+static void keep_engine(void)
+{
+	static atomic_flag kept = ATOMIC_FLAG_INIT;
+	struct usiw_engine *again;
+
+	if (!atomic_flag_test_and_set(&kept) && usiw_engine_get(&again) != 0)
+		atomic_flag_clear(&kept);
+}
 
 /* Every verb usiw0 implements.  The members left out keep libibverbs'
  * defaults, which fail cleanly with EOPNOTSUPP: AHs, memory windows, extended
@@ -79,6 +95,7 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 		return NULL;
 	}
 	ctx->engine = engine;
+	keep_engine();
 	/* Every usiw process refuses connections to its closed ports, whether
 	 * or not it uses the connection manager itself. */
 	usiw_udp_set_closed_port_answer(engine, usiw_qp_cm_refuse);

@@ -16,7 +16,9 @@
 #define USIW_MAX_CQ 1024
 /* A CQ's ring is calloc'd for its whole depth, but only the slots it has
  * used are touched (resident).  perftest's bandwidth tests share one CQ among
- * their QPs: -q 1024 asks 128 x 1024 entries; 2^22, as large NICs offer. */
+ * their QPs: -q 1024 asks 128 x 1024 entries; libfabric's ofi_rxm asks
+ * (rx + tx size) x universe size, 2^18 with its defaults; 2^22, as large
+ * NICs offer. */
 #define USIW_MAX_CQE (1 << 22)
 /* One completion vector: events are delivered from the thread that polls the
  * port or from the engine thread, never from interrupts. */
