@@ -40,6 +40,11 @@ void rtt_backoff(struct trp_rtt *rtt)
 		rtt->backoff++;
 }
 
+void rtt_undo_backoff(struct trp_rtt *rtt)
+{
+	rtt->backoff = 0;
+}
+
 uint64_t rtt_timeout(const struct trp_rtt *rtt)
 {
 	uint64_t rto = rtt->rto_ns;

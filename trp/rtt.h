@@ -20,6 +20,8 @@ void rtt_init(struct trp_rtt *rtt, uint64_t initial_ns, uint64_t min_ns, uint64_
 void rtt_sample(struct trp_rtt *rtt, uint64_t sample_ns);
 /* A retransmission timeout fired: double the timeout, up to max. */
 void rtt_backoff(struct trp_rtt *rtt);
+/* The timeouts proved spurious: the RTO before them applies again. */
+void rtt_undo_backoff(struct trp_rtt *rtt);
 /* The timeout to arm now: rto << backoff, clamped to max. */
 uint64_t rtt_timeout(const struct trp_rtt *rtt);
 

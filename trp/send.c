@@ -193,10 +193,10 @@ static void maybe_sample_rtt(struct trp_conn *c, const struct trp_slot *s, uint6
 		rtt_sample(&c->rtt, now - s->sent_ns);
 }
 
-/* Apply the SACK bitmap; returns the number of newly SACKed packets and
- * sets *rto_spurious as slot_release does. */
-static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, uint64_t now,
-			   bool *rto_spurious)
+/* Apply the SACK bitmap; returns the number of newly SACKed packets.  A
+ * SACK of a packet the timer declared lost is no evidence that the timeout
+ * was spurious: packets beyond a real loss arrive too (send_process_ack). */
+static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, uint64_t now)
 {
 	uint32_t newly = 0;
 
@@ -211,8 +211,6 @@ static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, 
 			continue;
 		maybe_sample_rtt(c, s, now);
 		if (s->flags & SLOT_LOST) {
-			if (s->flags & SLOT_RTO_LOSS)
-				*rto_spurious = true;
 			s->flags &= (uint8_t)~(SLOT_LOST | SLOT_RTO_LOSS);
 			c->n_lost--;
 		}
@@ -254,10 +252,15 @@ static void detect_sack_losses(struct trp_conn *c)
 
 /* The timer fired only because the acknowledgements were late (a
  * receiver that was not scheduled, a queue that grew faster than the RTT
- * estimate): packets it declared lost arrived without being resent.  As
- * Eifel (RFC 4015) responds: what is still marked lost from that timeout is
- * not resent, and the window goes back to what it was.  A real loss among
- * them is still found by SACK or the next timeout. */
+ * estimate): the cumulative ACK passed packets it declared lost that were
+ * never resent, so the oldest outstanding packet was not lost and those
+ * after it arrived in order.  As Eifel (RFC 4015) responds: what is still
+ * marked lost from that timeout is not resent, and the window and the RTO
+ * go back to what they were.  A real loss further on is still found by SACK
+ * or the next timeout, which is then judged afresh.  (SACKs alone are no
+ * such evidence: after a burst loss, the packets beyond it are SACKed while
+ * the burst is really lost, and undoing on them resent one packet per
+ * backed-off timeout.) */
 static void undo_spurious_timeout(struct trp_conn *c)
 {
 	for (uint32_t psn = c->snd_una; psn_before(psn, c->snd_nxt); psn++) {
@@ -269,6 +272,7 @@ static void undo_spurious_timeout(struct trp_conn *c)
 		}
 	}
 	c->cc = c->cc_before_rto;
+	rtt_undo_backoff(&c->rtt);
 	c->rto_undo_armed = false;
 	c->stats.spurious_timeouts++;
 }
@@ -305,7 +309,7 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 		c->rto_deadline = send_outstanding(c) ? now + rtt_timeout(&c->rtt)
 		                                      : TRP_NO_DEADLINE;
 	}
-	acked += apply_sack(c, h->ack_psn, h->sack, now, &rto_spurious);
+	acked += apply_sack(c, h->ack_psn, h->sack, now);
 	/* The first acknowledgement of anything after a timeout decides, as
 	 * in Eifel: either it shows the timeout spurious, or the loss stands. */
 	if (rto_spurious && c->rto_undo_armed) {
