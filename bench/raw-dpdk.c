@@ -23,12 +23,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_alarm.h>
 #include <rte_byteorder.h>
 #include <rte_cfgfile.h>
 #include <rte_cycles.h>
@@ -67,6 +69,7 @@ struct link {
 	unsigned int mtu;       /* IP MTU: the most payload one frame carries */
 	struct rte_mempool *pool;
 	struct rte_ether_addr mac;
+	atomic_bool closed;     /* set by the interrupt thread (close_link) */
 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -453,10 +456,24 @@ static void open_link(struct link *l, const char *path)
 	}
 }
 
-static void close_link(struct link *l)
+static void stop_and_close(void *arg)
 {
+	struct link *l = arg;
 	rte_eth_dev_stop(l->port);
 	rte_eth_dev_close(l->port);
+	atomic_store(&l->closed, true);
+}
+
+/* memif handles its peer's disconnect in EAL's interrupt thread with no lock
+ * against our own stop and close, and both peers close at the same moment:
+ * closing from an alarm, which that thread runs between memif's callbacks,
+ * keeps the two apart (as usiw's port.c does; see there). */
+static void close_link(struct link *l)
+{
+	if (rte_eal_alarm_set(1, stop_and_close, l) != 0)
+		stop_and_close(l);
+	while (!atomic_load(&l->closed))
+		rte_delay_us_sleep(1000);
 	rte_eal_cleanup();
 }
 
@@ -517,7 +534,7 @@ int main(int argc, char **argv)
 			!(seconds > 0) || (strcmp(mode, "pingpong") && strcmp(mode, "stream"))))
 		usage();
 
-	struct link l;
+	struct link l = { 0 };
 	open_link(&l, config);
 	if (server) {
 		run_server(&l);

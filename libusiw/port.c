@@ -4,16 +4,19 @@
 #include "port.h"
 
 #include <errno.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_alarm.h>
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_kvargs.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -329,6 +332,53 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 	return rc;
 }
 
+/* The ethdev half of the teardown: flush, stop, close. */
+struct port_teardown {
+	struct usiw_port *port;
+	bool close;
+	sem_t done;
+};
+
+static void port_teardown(void *arg)
+{
+	struct port_teardown *t = arg;
+	struct usiw_port *port = t->port;
+
+	if (port->started) {
+		if (port->txb)
+			rte_eth_tx_buffer_flush(port->id, 0, port->txb);
+		rte_eth_dev_stop(port->id);
+		port->started = false;
+	}
+	if (t->close)
+		rte_eth_dev_close(port->id);
+	sem_post(&t->done);
+}
+
+/* memif (DPDK 22.11) handles its peer's disconnect in EAL's interrupt thread
+ * (memif_intr_handler: memif_disconnect, which frees the shared regions and
+ * the control channel) without any lock against the application's own
+ * rte_eth_dev_stop/close.  At the end of a run both peers close at the same
+ * moment, so the two teardowns ran at once: "EAL: Error: Invalid memory"
+ * (the regions freed twice) or a SIGSEGV in eal-intr-thread (the handler
+ * still running on a device already closed).  The interrupt thread runs one
+ * callback at a time, and alarms are its callbacks too: stopping and closing
+ * the port from an alarm serializes them with memif's handler, and the stop
+ * unregisters that handler, so it never runs on a closed device. */
+static void port_teardown_in_intr_thread(struct usiw_port *port, bool close)
+{
+	struct port_teardown t = { .port = port, .close = close };
+
+	if (!port->started && !close)
+		return;
+	sem_init(&t.done, 0, 0);
+	if (rte_thread_is_intr() || rte_eal_alarm_set(1, port_teardown, &t) != 0)
+		port_teardown(&t);
+	while (sem_wait(&t.done) != 0)
+		;   /* EINTR */
+	sem_destroy(&t.done);
+}
+
 void usiw_port_close(struct usiw_port *port)
 {
 	struct rte_eth_dev_info info;
@@ -337,17 +387,9 @@ void usiw_port_close(struct usiw_port *port)
 	if (port->name[0] && rte_eth_dev_is_valid_port(port->id) &&
 	    rte_eth_dev_info_get(port->id, &info) == 0)
 		dev = info.device;
-	if (port->started) {
-		if (port->txb)
-			rte_eth_tx_buffer_flush(port->id, 0, port->txb);
-		rte_eth_dev_stop(port->id);
-		port->started = false;
-	}
-	if (dev) {
-		rte_eth_dev_close(port->id);
-		if (port->probed)
-			rte_dev_remove(dev);
-	}
+	port_teardown_in_intr_thread(port, dev != NULL);
+	if (dev && port->probed)
+		rte_dev_remove(dev);
 	rte_free(port->txb);
 	rte_mempool_free(port->pool);
 	memset(port, 0, sizeof(*port));

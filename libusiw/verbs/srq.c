@@ -57,13 +57,14 @@ int usiw_modify_srq(struct ibv_srq *ibv_srq, struct ibv_srq_attr *attr, int attr
 {
 	struct usiw_srq *srq = usiw_srq_of(ibv_srq);
 
-	if (attr_mask & ~IBV_SRQ_LIMIT || attr_mask & IBV_SRQ_MAX_WR)
+	/* errno too, as ibv_dealloc_pd (pd.c) */
+	if (attr_mask & ~IBV_SRQ_LIMIT || attr_mask & IBV_SRQ_MAX_WR ||
+	    (attr_mask & IBV_SRQ_LIMIT && attr->srq_limit > srq->max_wr)) {
+		errno = EINVAL;
 		return EINVAL;
-	if (attr_mask & IBV_SRQ_LIMIT) {
-		if (attr->srq_limit > srq->max_wr)
-			return EINVAL;
-		srq->srq_limit = attr->srq_limit;
 	}
+	if (attr_mask & IBV_SRQ_LIMIT)
+		srq->srq_limit = attr->srq_limit;
 	return 0;
 }
 
@@ -81,8 +82,11 @@ int usiw_destroy_srq(struct ibv_srq *ibv_srq)
 {
 	struct usiw_srq *srq = usiw_srq_of(ibv_srq);
 
-	if (atomic_load(&srq->users))
+	/* errno too, as ibv_dealloc_pd (pd.c) */
+	if (atomic_load(&srq->users)) {
+		errno = EBUSY;
 		return EBUSY;
+	}
 	atomic_fetch_sub(&usiw_context_of(ibv_srq->context)->srq_count, 1);
 	usiw_pd_put(ibv_srq->pd);
 	rdmap_srq_destroy(srq->ring);

@@ -213,8 +213,10 @@ static void connect_qp(struct end *e, const struct peer_info *peer)
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .dgid = peer->gid, .hop_limit = 64 } },
 	};
-	/* a missing required attribute is refused */
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU) != EINVAL)
+	/* a missing required attribute is refused, in errno too */
+	errno = 0;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU) != EINVAL ||
+	    errno != EINVAL)
 		fail("modify to RTR without DEST_QPN was not refused with EINVAL");
 	if (ibv_modify_qp(e->qp, &a,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |

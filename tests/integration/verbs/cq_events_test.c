@@ -109,7 +109,9 @@ static void check_events(struct ibv_context *ctx)
 
 	/* A QP completing into the CQ keeps it alive. */
 	usiw_cq_hold(ucq);
+	errno = 0;
 	CHECK(ibv_destroy_cq(cq) == EBUSY);
+	CHECK(errno == EBUSY);
 	usiw_cq_put(ucq);
 
 	/* An event nobody read does not hold up the destruction of its CQ
