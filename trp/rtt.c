@@ -31,7 +31,6 @@ void rtt_sample(struct trp_rtt *rtt, uint64_t sample_ns)
 		rtt->srtt_ns = rtt->srtt_ns - rtt->srtt_ns / 8 + sample_ns / 8;
 	}
 	rtt->rto_ns = clamp(rtt->srtt_ns + 4 * rtt->rttvar_ns, rtt->min_ns, rtt->max_ns);
-	rtt->backoff = 0;
 }
 
 void rtt_backoff(struct trp_rtt *rtt)
@@ -40,7 +39,7 @@ void rtt_backoff(struct trp_rtt *rtt)
 		rtt->backoff++;
 }
 
-void rtt_undo_backoff(struct trp_rtt *rtt)
+void rtt_end_backoff(struct trp_rtt *rtt)
 {
 	rtt->backoff = 0;
 }

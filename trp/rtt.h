@@ -10,7 +10,7 @@ struct trp_rtt {
 	uint64_t rttvar_ns;
 	uint64_t rto_ns;      /* before backoff */
 	uint64_t min_ns, max_ns;
-	unsigned backoff;     /* timeouts since the last valid sample */
+	unsigned backoff;     /* timeouts since the last ACK of new data */
 	bool have_sample;
 };
 
@@ -20,8 +20,12 @@ void rtt_init(struct trp_rtt *rtt, uint64_t initial_ns, uint64_t min_ns, uint64_
 void rtt_sample(struct trp_rtt *rtt, uint64_t sample_ns);
 /* A retransmission timeout fired: double the timeout, up to max. */
 void rtt_backoff(struct trp_rtt *rtt);
-/* The timeouts proved spurious: the RTO before them applies again. */
-void rtt_undo_backoff(struct trp_rtt *rtt);
+/* The backoff ends on an ACK of new data (the cumulative point moved), or
+ * when the timeouts proved spurious; not on an RTT sample alone: a SACK of
+ * later packets while the oldest is still missing (a peer refusing it, a
+ * burst loss) would otherwise keep the RTO at its floor and spend the retry
+ * bound in a few milliseconds. */
+void rtt_end_backoff(struct trp_rtt *rtt);
 /* The timeout to arm now: rto << backoff, clamped to max. */
 uint64_t rtt_timeout(const struct trp_rtt *rtt);
 

@@ -272,7 +272,7 @@ static void undo_spurious_timeout(struct trp_conn *c)
 		}
 	}
 	c->cc = c->cc_before_rto;
-	rtt_undo_backoff(&c->rtt);
+	rtt_end_backoff(&c->rtt);
 	c->rto_undo_armed = false;
 	c->stats.spurious_timeouts++;
 }
@@ -305,6 +305,7 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 			rto_spurious |= slot_release(c, s, TRP_OK);
 		}
 		c->timeouts_in_row = 0;
+		rtt_end_backoff(&c->rtt);
 		cc_on_una(&c->cc, c->snd_una);
 		c->rto_deadline = send_outstanding(c) ? now + rtt_timeout(&c->rtt)
 		                                      : TRP_NO_DEADLINE;

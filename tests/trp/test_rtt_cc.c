@@ -59,8 +59,12 @@ static void test_rtt_backoff_doubles_and_clamps(void **state)
 	for (int i = 0; i < 100; i++)
 		rtt_backoff(&r);
 	assert_int_equal(rtt_timeout(&r), 1000 * MS);
-	/* A new valid sample ends the backoff. */
+	/* A sample alone does not end the backoff (a SACK while the oldest
+	 * packet is still missing); an ACK of new data does. */
+	unsigned before = r.backoff;
 	rtt_sample(&r, 200 * US);
+	assert_int_equal(r.backoff, before);
+	rtt_end_backoff(&r);
 	assert_int_equal(r.backoff, 0);
 	assert_int_equal(rtt_timeout(&r), 1 * MS); /* clamped to rto_min */
 }
