@@ -380,10 +380,11 @@ static void addr_error(struct rdma_event_channel *ch)
 	printf("client: ADDR_ERROR after %llu ms\n", (unsigned long long)(now_ms() - t0));
 }
 
-/* REJECTED with -ECONNRESET and no private data, as iw_cxgb4 and irdma
- * report a TCP RST to a connect. */
-static void nobody_listening(struct rdma_event_channel *ch, const char *server, int port,
-			     const char *what)
+/* A connect that fails without an answer from an application: the event,
+ * its status and how long it took.  No private data comes with it. */
+static void connect_fails(struct rdma_event_channel *ch, const char *server, int port,
+			  const char *what, enum rdma_cm_event_type want, int status,
+			  uint64_t bound_ms)
 {
 	struct conn c = { 0 };
 
@@ -393,13 +394,22 @@ static void nobody_listening(struct rdma_event_channel *ch, const char *server, 
 	struct rdma_cm_event *ev = next_event(ch, UNREACHABLE_BOUND_MS + 2000);
 	REQUIRE(ev);
 	uint64_t took = now_ms() - t0;
-	printf("client: connect to a %s port: %s status %d after %llu ms\n", what,
+	printf("client: connect to %s: %s status %d after %llu ms\n", what,
 	       rdma_event_str(ev->event), ev->status, (unsigned long long)took);
-	CHECK(ev->event == RDMA_CM_EVENT_REJECTED && ev->status == -ECONNRESET);
+	CHECK(ev->event == want && ev->status == status);
 	CHECK(ev->param.conn.private_data_len == 0);
-	CHECK(took <= REFUSED_BOUND_MS);
+	CHECK(took <= bound_ms);
 	ack(ev);
 	free_conn(&c);
+}
+
+/* REJECTED with -ECONNRESET, as iw_cxgb4 and irdma report a TCP RST to a
+ * connect. */
+static void nobody_listening(struct rdma_event_channel *ch, const char *server, int port,
+			     const char *what)
+{
+	connect_fails(ch, server, port, what, RDMA_CM_EVENT_REJECTED, -ECONNRESET,
+		      REFUSED_BOUND_MS);
 }
 
 static void rejected(struct rdma_event_channel *ch, const char *server, int port)
@@ -485,20 +495,8 @@ static void peer_death(struct rdma_event_channel *ch, const char *server, int po
  * resolves): TRP's retries run out. */
 static void host_gone(struct rdma_event_channel *ch, const char *server, int port)
 {
-	struct conn c = { 0 };
-
-	resolve(ch, &c, server, port);
-	uint64_t t0 = now_ms();
-	connect_with(&c, "anybody?");
-	struct rdma_cm_event *ev = next_event(ch, UNREACHABLE_BOUND_MS + 2000);
-	REQUIRE(ev);
-	uint64_t took = now_ms() - t0;
-	printf("client: connect to the dead host: %s status %d after %llu ms\n",
-	       rdma_event_str(ev->event), ev->status, (unsigned long long)took);
-	CHECK(ev->event == RDMA_CM_EVENT_UNREACHABLE && ev->status == -ETIMEDOUT);
-	CHECK(took <= UNREACHABLE_BOUND_MS);
-	ack(ev);
-	free_conn(&c);
+	connect_fails(ch, server, port, "the dead host", RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT,
+		      UNREACHABLE_BOUND_MS);
 }
 
 static int client(const char *server, int port)
@@ -506,8 +504,8 @@ static int client(const char *server, int port)
 	struct rdma_event_channel *ch = make_channel();
 
 	addr_error(ch);
-	nobody_listening(ch, server, port + 2, "closed");
-	nobody_listening(ch, server, port + 3, "bound, not listening,");
+	nobody_listening(ch, server, port + 2, "a closed port");
+	nobody_listening(ch, server, port + 3, "a bound, not listening, port");
 	rejected(ch, server, port);
 	many_connections(ch, server, port + 1);
 	peer_death(ch, server, port);
