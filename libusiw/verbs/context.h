@@ -4,6 +4,7 @@
 #ifndef USIW_VERBS_CONTEXT_H
 #define USIW_VERBS_CONTEXT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +17,17 @@
 #include "mr_table.h"
 
 struct usiw_qp;
+
+/* The failure of a verb that returns an error number (ibv_dealloc_pd,
+ * ibv_destroy_cq, ibv_modify_qp, ...): errno is set to it too.  Their man
+ * pages speak of "the value of errno", callers print strerror(errno)
+ * (perftest does), and a kernel provider's failed command leaves errno set;
+ * without it the message would name whatever failed last in the process. */
+static inline int usiw_verb_failed(int err)
+{
+	errno = err;
+	return err;
+}
 
 struct usiw_context {
 	struct usiw_engine *engine;          /* one reference, held while open */

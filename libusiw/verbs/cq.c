@@ -69,11 +69,8 @@ int usiw_destroy_cq(struct ibv_cq *ibv_cq)
 {
 	struct usiw_cq *cq = usiw_cq_of(ibv_cq);
 
-	/* errno too, as ibv_dealloc_pd (pd.c) */
-	if (atomic_load(&cq->users)) {
-		errno = EBUSY;
-		return EBUSY;
-	}
+	if (atomic_load(&cq->users))
+		return usiw_verb_failed(EBUSY);
 
 	/* ibv_get_cq_event(3): destroying a CQ waits until every event the
 	 * application has read has been acknowledged with ibv_ack_cq_events,

@@ -30,14 +30,8 @@ int usiw_dealloc_pd(struct ibv_pd *ibv_pd)
 {
 	struct usiw_pd *pd = usiw_pd_of(ibv_pd);
 
-	/* ibv_dealloc_pd(3) returns "the value of errno", and callers print
-	 * strerror(errno) (perftest does): a kernel provider's failed command
-	 * leaves errno set, so a failure here sets it too, or the message
-	 * would name whatever failed last in the process. */
-	if (atomic_load(&pd->users)) {
-		errno = EBUSY;
-		return EBUSY;
-	}
+	if (atomic_load(&pd->users))
+		return usiw_verb_failed(EBUSY);
 	atomic_fetch_sub(&usiw_context_of(ibv_pd->context)->pd_count, 1);
 	free(pd);
 	return 0;

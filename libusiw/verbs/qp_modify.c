@@ -360,7 +360,5 @@ int usiw_modify_qp(struct ibv_qp *ibv_qp, struct ibv_qp_attr *attr, int attr_mas
 	else
 		rc = apply(qp, to, attr, attr_mask);
 	usiw_context_unlock(qp->ctx);
-	if (rc)
-		errno = rc;   /* as ibv_dealloc_pd (pd.c) */
-	return rc;
+	return rc ? usiw_verb_failed(rc) : 0;
 }

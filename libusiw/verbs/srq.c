@@ -57,12 +57,9 @@ int usiw_modify_srq(struct ibv_srq *ibv_srq, struct ibv_srq_attr *attr, int attr
 {
 	struct usiw_srq *srq = usiw_srq_of(ibv_srq);
 
-	/* errno too, as ibv_dealloc_pd (pd.c) */
 	if (attr_mask & ~IBV_SRQ_LIMIT || attr_mask & IBV_SRQ_MAX_WR ||
-	    (attr_mask & IBV_SRQ_LIMIT && attr->srq_limit > srq->max_wr)) {
-		errno = EINVAL;
-		return EINVAL;
-	}
+	    (attr_mask & IBV_SRQ_LIMIT && attr->srq_limit > srq->max_wr))
+		return usiw_verb_failed(EINVAL);
 	if (attr_mask & IBV_SRQ_LIMIT)
 		srq->srq_limit = attr->srq_limit;
 	return 0;
@@ -82,11 +79,8 @@ int usiw_destroy_srq(struct ibv_srq *ibv_srq)
 {
 	struct usiw_srq *srq = usiw_srq_of(ibv_srq);
 
-	/* errno too, as ibv_dealloc_pd (pd.c) */
-	if (atomic_load(&srq->users)) {
-		errno = EBUSY;
-		return EBUSY;
-	}
+	if (atomic_load(&srq->users))
+		return usiw_verb_failed(EBUSY);
 	atomic_fetch_sub(&usiw_context_of(ibv_srq->context)->srq_count, 1);
 	usiw_pd_put(ibv_srq->pd);
 	rdmap_srq_destroy(srq->ring);
