@@ -282,18 +282,17 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 	uint64_t now;
 	uint32_t acked = 0;
 	bool rto_spurious = false;
-	uint32_t old_una;
 
 	if (psn_before(h->ack_psn, c->snd_una))
 		return true; /* an old ACK overtaken by newer ones: nothing new */
 	if (psn_diff(h->ack_psn, c->snd_nxt) > 0)
 		return false;
 	now = conn_now(c);
-	old_una = c->snd_una;
+	const bool una_moved = h->ack_psn != c->snd_una;
 	c->peer_window = h->window;
 	if (h->sack)
 		c->stats.sacks_rcvd++;
-	if (h->ack_psn != c->snd_una) {
+	if (una_moved) {
 		struct trp_slot *newest = slot_of(c, h->ack_psn - 1);
 
 		maybe_sample_rtt(c, newest, now);
@@ -315,7 +314,7 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 	 * in Eifel: either it shows the timeout spurious, or the loss stands. */
 	if (rto_spurious && c->rto_undo_armed) {
 		undo_spurious_timeout(c);
-	} else if (acked || h->ack_psn != old_una) {
+	} else if (acked || una_moved) {
 		c->rto_undo_armed = false;
 		cc_on_acked(&c->cc, acked);
 	}
