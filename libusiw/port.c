@@ -2,6 +2,7 @@
  * queues, wait (bounded) for link up; and the matching teardown. */
 #define _GNU_SOURCE
 #include "port.h"
+#include "memif_prefault.h"
 
 #include <errno.h>
 #include <semaphore.h>
@@ -312,6 +313,8 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 		return rc;
 	}
 
+	if (memif.is_memif)
+		usiw_memif_prefault_on_link_up(port->id);
 	/* A memif client's start is its one connection attempt: retry it
 	 * until the link timeout, for a server that is still coming up. */
 	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
@@ -350,8 +353,10 @@ static void port_teardown(void *arg)
 		rte_eth_dev_stop(port->id);
 		port->started = false;
 	}
-	if (t->close)
+	if (t->close) {
+		usiw_memif_prefault_stop(port->id);
 		rte_eth_dev_close(port->id);
+	}
 	sem_post(&t->done);
 }
 
