@@ -119,6 +119,9 @@ void rdmap_ep_fail(struct rdmap_ep *ep, enum rdmap_fail_reason reason);
 
 enum rdmap_ep_state rdmap_ep_state(const struct rdmap_ep *ep);
 const struct rdmap_ep_counters *rdmap_ep_counters(const struct rdmap_ep *ep);
+/* Whether the last segment received was not the last of its message: more
+ * of that message is on its way. */
+bool rdmap_ep_rx_mid_message(const struct rdmap_ep *ep);
 /* The Terminate this endpoint sent or received last (false if none). */
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out);
 

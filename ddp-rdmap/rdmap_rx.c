@@ -275,6 +275,7 @@ static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg,
 	ep->counters.rx_bytes[h.opcode] += plen;
 	if (h.last)
 		ep->counters.rx_msgs[h.opcode]++;
+	ep->rx_mid_message = !h.last;
 
 	switch (h.opcode) {
 	case RDMAP_OP_WRITE:

@@ -36,7 +36,11 @@ static bool trp_deliver(void *ctx, uint32_t psn, const void *payload, size_t len
 {
 	struct qp_stack *qs = ctx;
 
-	return rdmap_ep_input(qs->ep, psn, payload, len) == 0;
+	if (rdmap_ep_input(qs->ep, psn, payload, len) != 0)
+		return false;
+	if (!rdmap_ep_rx_mid_message(qs->ep))
+		trp_defer_ack(qs->conn);
+	return true;
 }
 
 static void trp_in_order(void *ctx, uint32_t next_psn)

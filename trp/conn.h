@@ -66,6 +66,7 @@ struct trp_conn {
 	uint32_t ack_pending;    /* new in-order packets not yet acknowledged */
 	uint64_t ack_deadline;
 	bool ack_now;
+	bool ack_deferred;       /* trp_defer_ack during this deliver() */
 
 	/* Liveness. */
 	uint64_t keepalive_at;

@@ -34,6 +34,7 @@ void recv_init(struct trp_conn *c, uint32_t rcv_next)
 	c->ack_pending = 0;
 	c->ack_deadline = TRP_NO_DEADLINE;
 	c->ack_now = false;
+	c->ack_deferred = false;
 }
 
 /* Bit i: PSN rcv_next + 1 + i received.  Limited to the bitmap's span so a
@@ -78,11 +79,19 @@ static void advance_in_order(struct trp_conn *c)
 		conn_peer_shutdown(c);
 }
 
-/* Schedule the ACK for new in-order data: every ack_every packets at once,
- * otherwise after ack_delay_ns (coalescing ACKs of a burst). */
+void trp_defer_ack(struct trp_conn *c)
+{
+	c->ack_deferred = true;
+}
+
+/* Schedule the ACK for new in-order data: every ack_every packets at once
+ * (twice that at the end of a message, trp_defer_ack), otherwise after
+ * ack_delay_ns (coalescing ACKs of a burst). */
 static void schedule_delayed_ack(struct trp_conn *c)
 {
-	if (c->ack_pending >= c->cfg.ack_every)
+	uint32_t every = c->ack_deferred ? 2 * c->cfg.ack_every : c->cfg.ack_every;
+
+	if (c->ack_pending >= every)
 		c->ack_now = true;
 	else if (c->ack_deadline == TRP_NO_DEADLINE)
 		c->ack_deadline = conn_now(c) + c->cfg.ack_delay_ns;
@@ -113,6 +122,7 @@ void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *
 		c->peer_shutdown_psn = h->psn;
 		c->ack_now = true;
 	} else {
+		c->ack_deferred = false;
 		if (!c->ops.deliver(c->ctx, h->psn, payload, h->length)) {
 			c->stats.refused++;
 			return;

@@ -228,6 +228,14 @@ void trp_poll(struct trp_conn *conn);
 /* Absolute time (now_ns clock) trp_poll() next has work; UINT64_MAX = none. */
 uint64_t trp_next_deadline(const struct trp_conn *conn);
 
+/* From deliver() only: the packet ends a message that the peer's
+ * application may answer at once (a ping-pong).  Its ACK then waits up to
+ * ack_delay_ns to ride on the answer even if ack_every packets are pending
+ * (up to twice that many), instead of going alone just before the answer.
+ * The answer's first packet then both completes the peer's request and
+ * brings the start of the reply, which the peer receives in the same poll. */
+void trp_defer_ack(struct trp_conn *conn);
+
 /* Limit the window we advertise (a slow ULP); clamped to cfg.recv_window.
  * The change is advertised at once.  Packets the peer sent against a larger
  * window are dropped and retransmitted, so shrink before data flows. */

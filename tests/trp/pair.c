@@ -95,6 +95,8 @@ static bool op_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 	assert_memory_equal(bytes + 8, expect, expect_len);
 	peer->delivered[i]++;
 	peer->n_delivered++;
+	if (peer->defer_ack_every && (i + 1) % peer->defer_ack_every == 0)
+		trp_defer_ack(peer->conn);
 	return true;
 }
 

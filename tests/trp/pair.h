@@ -34,6 +34,8 @@ struct pair_peer {
 	uint32_t window_violations;   /* DATA PSNs seen beyond the advertised window */
 	uint32_t refuse_index;        /* deliver() refuses this message ... */
 	uint32_t refuse_times;        /* ... this many times */
+	uint32_t defer_ack_every;     /* deliver() calls trp_defer_ack on every
+	                               * this-many-th message (0: never) */
 
 	/* Sending a stream of n_to_send messages from the writable() pump. */
 	uint32_t n_to_send, n_sent;

@@ -441,6 +441,56 @@ static void test_burst_loss_recovers(void **state)
 
 /* The link harness itself: the usiw-impair SPEC parser, and runs that are
  * reproducible from the seed. */
+/* A stream of n packets sent at once over a 10 us link, acknowledged by B:
+ * returns the time A's last packet was acknowledged, and B's ACK-only
+ * packets in *acks. */
+static uint64_t stream_acked_at(uint32_t n, uint32_t defer_ack_every, uint64_t *acks)
+{
+	struct simlink_config lc = link_from_spec("delay_us=10,seed=5");
+	struct pair p;
+	struct trp_stats st;
+
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	p.peer[1].defer_ack_every = defer_ack_every;
+	uint64_t start = simlink_now(p.link);
+	pair_stream(&p, SIMLINK_A, n, 64);
+	assert_true(pair_run(&p, 1 * SEC, pair_stream_done, &p));
+	uint64_t took = simlink_now(p.link) - start;
+	peer_stats(&p.peer[1], &st);
+	*acks = st.acks_sent;
+	assert_int_equal(p.peer[1].n_delivered, n);
+	pair_fini(&p);
+	return took;
+}
+
+/* trp_defer_ack at the end of a message lets its ACK wait ack_delay_ns for
+ * an answer to ride on (none comes here, so the delayed ACK goes), where
+ * the ack_every-th packet would have been acknowledged at once; but never
+ * beyond twice ack_every packets. */
+static void test_ack_deferred_at_message_end(void **state)
+{
+	struct trp_config d;
+	uint64_t acks;
+
+	(void)state;
+	trp_config_default(&d);
+	assert_int_equal(d.ack_every, 4);
+	/* Without: ACKs at packets 4 and 8, A done after about one RTT. */
+	uint64_t plain = stream_acked_at(8, 0, &acks);
+	assert_int_equal(acks, 2);
+	assert_true(plain < d.ack_delay_ns);
+	/* Packet 8 ends a message: its ACK is the delayed one. */
+	uint64_t deferred = stream_acked_at(8, 8, &acks);
+	assert_int_equal(acks, 2);
+	assert_true(deferred >= d.ack_delay_ns);
+	/* Every packet ends a message: an ACK every 8 packets, not 4. */
+	stream_acked_at(16, 1, &acks);
+	assert_int_equal(acks, 2);
+	stream_acked_at(16, 0, &acks);
+	assert_int_equal(acks, 4);
+}
+
 static void test_simlink_spec_and_determinism(void **state)
 {
 	struct simlink_config c;
@@ -491,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_refused_packet_redelivered),
 		cmocka_unit_test(test_spurious_timeout_undone),
 		cmocka_unit_test(test_burst_loss_recovers),
+		cmocka_unit_test(test_ack_deferred_at_message_end),
 		cmocka_unit_test(test_simlink_spec_and_determinism),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
