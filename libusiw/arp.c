@@ -128,20 +128,30 @@ static void start_resolution(struct usiw_engine *e, struct usiw_arp_entry *a, ui
 	send_arp(e, RTE_ARP_OP_REQUEST, NULL, a->ipv4);
 }
 
-int usiw_arp_state(struct usiw_engine *e, uint32_t ipv4)
+/* The entry of ipv4 (a: its entry, NULL if it has none yet), resolution
+ * started if it is new or its hold-off after a failure is over; NULL when
+ * the cache is full. */
+static struct usiw_arp_entry *entry_resolving(struct usiw_engine *e, uint32_t ipv4,
+					      struct usiw_arp_entry *a)
 {
-	struct usiw_arp_entry *a = lookup(e, ipv4);
 	uint64_t now = rte_get_tsc_cycles();
 
 	if (!a) {
 		a = add(e, ipv4);
 		if (!a)
-			return -ENOSPC;
+			return NULL;
 		start_resolution(e, a, now);
 	} else if (a->state == USIW_ARP_FAILED && now >= a->next_tsc) {
 		start_resolution(e, a, now);
 	}
-	return a->state;
+	return a;
+}
+
+int usiw_arp_state(struct usiw_engine *e, uint32_t ipv4)
+{
+	struct usiw_arp_entry *a = entry_resolving(e, ipv4, lookup(e, ipv4));
+
+	return a ? (int)a->state : -ENOSPC;
 }
 
 int usiw_arp_output(struct usiw_engine *e, uint32_t ipv4, struct rte_mbuf *m)
@@ -157,10 +167,12 @@ int usiw_arp_output(struct usiw_engine *e, uint32_t ipv4, struct rte_mbuf *m)
 		usiw_engine_tx_frame(e, m);
 		return 0;
 	}
-	int state = usiw_arp_state(e, ipv4);
-	if (state == USIW_ARP_INCOMPLETE) {
-		a = lookup(e, ipv4);
-		if (a->npending < USIW_ARP_PENDING) {
+	a = entry_resolving(e, ipv4, a);
+	if (a && a->state == USIW_ARP_INCOMPLETE) {
+		/* A queued frame may outlive the memory it references
+		 * (usiw_udp_reference_data): it gets its own copy. */
+		if (a->npending < USIW_ARP_PENDING &&
+		    (rte_pktmbuf_is_contiguous(m) || rte_pktmbuf_linearize(m) == 0)) {
 			a->pending[a->npending++] = m;
 			return 0;
 		}

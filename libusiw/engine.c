@@ -57,8 +57,22 @@ static void engine_free(struct usiw_engine *e)
 			rte_pktmbuf_free(m);
 		rte_ring_free(e->loopback);
 	}
+	usiw_memif_prefault_cancel(&e->memif_prefault);
 	usiw_port_close(&e->port);
 	free(e);
+}
+
+/* Frames wait in the tx buffer for the end of the progress pass, so that
+ * small ones leave in bursts (one af_packet burst is one system call).  Large
+ * ones leave once this many bytes wait: a message of several segments then
+ * reaches the peer while its later segments are still being built, instead
+ * of all at once after the last (64 KiB over memif is 8 segments). */
+#define TX_FLUSH_BYTES (16 * 1024)
+
+static uint16_t tx_flush(struct usiw_engine *e)
+{
+	e->tx_buffered_bytes = 0;
+	return rte_eth_tx_buffer_flush(e->port.id, 0, e->port.txb);
 }
 
 static int engine_start(struct usiw_engine *e)
@@ -69,11 +83,14 @@ static int engine_start(struct usiw_engine *e)
 	rc = usiw_eal_start(&e->cfg);
 	if (rc)
 		return rc;
+	usiw_udp_engine_init(e);
 	rc = usiw_port_open(&e->port, &e->cfg, &e->stats.drop_tx_full, err, sizeof(err));
 	if (rc) {
 		usiw_engine_set_error("%s", err);
 		return rc;
 	}
+	if (e->port.is_memif)
+		usiw_memif_prefault_init(&e->memif_prefault, e->port.id);
 	memcpy(e->attr.mac, e->port.mac.addr_bytes, 6);
 	e->attr.ipv4 = e->cfg.ipv4;
 	e->attr.prefix_len = e->cfg.prefix_len;
@@ -94,7 +111,7 @@ static int engine_start(struct usiw_engine *e)
 	if (e->cfg.gratuitous_arp) {
 		rte_spinlock_recursive_lock(&e->lock);
 		usiw_arp_announce(e);
-		rte_eth_tx_buffer_flush(e->port.id, 0, e->port.txb);
+		tx_flush(e);
 		rte_spinlock_recursive_unlock(&e->lock);
 	}
 	if (e->cfg.progress == USIW_PROGRESS_THREAD) {
@@ -162,9 +179,14 @@ void usiw_engine_put(struct usiw_engine *engine)
 
 void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m)
 {
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
 	e->stats.tx_packets++;
-	e->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
-	rte_eth_tx_buffer(e->port.id, 0, e->port.txb, m);
+	e->stats.tx_bytes += len;
+	if (rte_eth_tx_buffer(e->port.id, 0, e->port.txb, m))
+		e->tx_buffered_bytes = 0;   /* the buffer was full and went */
+	else if ((e->tx_buffered_bytes += len) >= TX_FLUSH_BYTES)
+		tx_flush(e);
 }
 
 static void input(struct usiw_engine *e, struct rte_mbuf *m)
@@ -207,8 +229,10 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 		usiw_udp_input(e, burst[i]);
 	handled += n;
 
-	usiw_arp_timer(e, rte_get_tsc_cycles());
-	handled += rte_eth_tx_buffer_flush(e->port.id, 0, e->port.txb);
+	uint64_t now_tsc = rte_get_tsc_cycles();
+	usiw_arp_timer(e, now_tsc);
+	usiw_memif_prefault_check(&e->memif_prefault, now_tsc);
+	handled += tx_flush(e);
 	return handled;
 }
 

@@ -60,11 +60,20 @@ uint16_t usiw_udp_port(const struct usiw_udp_endpoint *ep);
  * still verified. */
 void usiw_udp_skip_checksum(struct usiw_udp_endpoint *ep);
 
+/* Datagrams sent from ep may reference their data instead of copying it,
+ * where the port's driver copies each frame into its own ring when it
+ * transmits (memif in copy mode, af_packet): data must then stay valid until
+ * the end of the progress call that sends the frame.  For a ULP that keeps
+ * its data until acknowledged anyway (TRP): it saves a copy of every large
+ * datagram. */
+void usiw_udp_reference_data(struct usiw_udp_endpoint *ep);
+
 /* Largest hdr_len + data_len usiw_udp_send accepts: the IP MTU less the IPv4
  * and UDP headers. */
 size_t usiw_udp_max_payload(const struct usiw_engine *engine);
 
-/* Sends one datagram whose payload is hdr followed by data (both copied).
+/* Sends one datagram whose payload is hdr followed by data (both copied, but
+ * see usiw_udp_reference_data).
  * The frame leaves at the end of the current or next progress call.
  * Returns:
  *   0             sent, or queued while the peer's MAC is being resolved (ARP);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "demux.h"
 #include "engine.h"
+#include "memif_prefault.h"
 #include "port.h"
 
 extern int usiw_logtype;
@@ -36,10 +37,15 @@ struct usiw_engine {
 	rte_spinlock_recursive_t lock;
 
 	struct usiw_port port;
+	struct usiw_memif_prefault memif_prefault;
 	struct usiw_port_attr attr;
 	struct usiw_arp arp;
 	struct usiw_demux demux;
 	struct rte_ring *loopback;
+	uint32_t tx_buffered_bytes;   /* in port.txb (usiw_engine_tx_frame) */
+	/* Shared by every frame that references a sender's data: a count that
+	 * never reaches 0 (the data is not ours to free). */
+	struct rte_mbuf_ext_shared_info tx_ref_shinfo;
 	uint16_t ip_id;
 	usiw_udp_closed_port_fn closed_port_answer;
 
@@ -60,6 +66,7 @@ struct usiw_udp_endpoint {
 	struct usiw_engine *engine;
 	uint16_t port;          /* host order */
 	bool skip_checksum;     /* usiw_udp_skip_checksum */
+	bool reference_data;    /* usiw_udp_reference_data */
 	usiw_udp_rx_fn rx;
 	void *ctx;
 	struct usiw_demux_rule rule;
@@ -86,6 +93,9 @@ unsigned usiw_engine_poll(struct usiw_engine *e);
 
 /* Hands a complete Ethernet frame (dst MAC already set) to the port. */
 void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m);
+
+/* At engine start: what usiw_udp_reference_data needs (engine_udp.c). */
+void usiw_udp_engine_init(struct usiw_engine *e);
 
 /* IPv4/UDP receive path (engine_udp.c). */
 void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m);

@@ -13,6 +13,21 @@
 #define HDRS_LEN (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
 		  sizeof(struct rte_udp_hdr))
 #define USIW_IP_TTL 64
+/* Below this, copying the data costs less than a second mbuf. */
+#define REFERENCE_MIN_BYTES 1024
+
+static void referenced_data_released(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
+void usiw_udp_engine_init(struct usiw_engine *e)
+{
+	e->tx_ref_shinfo.free_cb = referenced_data_released;
+	e->tx_ref_shinfo.fcb_opaque = NULL;
+	rte_mbuf_ext_refcnt_set(&e->tx_ref_shinfo, 1);
+}
 
 int usiw_udp_open(struct usiw_engine *e, uint16_t port, usiw_udp_rx_fn rx, void *ctx,
 		  struct usiw_udp_endpoint **out)
@@ -57,6 +72,11 @@ void usiw_udp_skip_checksum(struct usiw_udp_endpoint *ep)
 	ep->skip_checksum = true;
 }
 
+void usiw_udp_reference_data(struct usiw_udp_endpoint *ep)
+{
+	ep->reference_data = true;
+}
+
 size_t usiw_udp_max_payload(const struct usiw_engine *e)
 {
 	return e->cfg.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_udp_hdr);
@@ -68,11 +88,30 @@ static bool on_link(const struct usiw_engine *e, uint32_t ipv4)
 	return (ipv4 & mask) == (e->attr.ipv4 & mask);
 }
 
+/* A second segment for m that references data (usiw_udp_reference_data).
+ * The driver only reads it, so the const is cast away for the mbuf API. */
+static int chain_reference(struct usiw_engine *e, struct rte_mbuf *m, const void *data,
+			   size_t data_len)
+{
+	struct rte_mbuf *d = rte_pktmbuf_alloc(e->port.ref_pool);
+
+	if (!d)
+		return -EAGAIN;
+	rte_mbuf_ext_refcnt_update(&e->tx_ref_shinfo, 1);
+	rte_pktmbuf_attach_extbuf(d, (void *)(uintptr_t)data, RTE_BAD_IOVA, (uint16_t)data_len,
+				  &e->tx_ref_shinfo);
+	rte_pktmbuf_append(d, (uint16_t)data_len);
+	return rte_pktmbuf_chain(m, d);
+}
+
 /* One datagram from our src_port: usiw_udp_send, and the answers for closed
- * ports (always checksummed: their receiver is anybody). */
+ * ports (always checksummed: their receiver is anybody).  Data is referenced
+ * (reference: the endpoint allows it) in a large datagram, except to
+ * ourselves: the loopback ring keeps frames beyond the progress call (so does
+ * the ARP queue, which copies what it keeps). */
 static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_checksum,
-			 uint32_t dst_ipv4, uint16_t dst_port, const void *hdr, size_t hdr_len,
-			 const void *data, size_t data_len)
+			 bool reference, uint32_t dst_ipv4, uint16_t dst_port, const void *hdr,
+			 size_t hdr_len, const void *data, size_t data_len)
 {
 	const size_t payload = hdr_len + data_len;
 
@@ -87,15 +126,25 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 		e->stats.drop_no_mbuf++;
 		return -EAGAIN;
 	}
+	reference = reference && e->port.ref_pool && data_len >= REFERENCE_MIN_BYTES &&
+		    dst_ipv4 != e->attr.ipv4;
 	/* The pool's data room holds a full frame (port.c), so this cannot fail. */
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, HDRS_LEN + payload);
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_append(
+		m, HDRS_LEN + (reference ? hdr_len : payload));
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
 	uint8_t *p = (uint8_t *)(udp + 1);
 
 	memcpy(p, hdr, hdr_len);
-	if (data_len)
+	if (reference) {
+		if (chain_reference(e, m, data, data_len) != 0) {
+			rte_pktmbuf_free(m);
+			e->stats.drop_no_mbuf++;
+			return -EAGAIN;
+		}
+	} else if (data_len) {
 		memcpy(p + hdr_len, data, data_len);
+	}
 
 	eth->src_addr = e->port.mac;
 	eth->dst_addr = e->port.mac;   /* until ARP says where */
@@ -124,7 +173,9 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	} else {
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 		if (udp_checksum)
-			udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+			udp->dgram_cksum = reference ?
+				rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(*eth) + sizeof(*ip)) :
+				rte_ipv4_udptcp_cksum(ip, udp);
 	}
 
 	int rc;
@@ -144,8 +195,8 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_port,
 		  const void *hdr, size_t hdr_len, const void *data, size_t data_len)
 {
-	return send_datagram(ep->engine, ep->port, !ep->skip_checksum, dst_ipv4, dst_port, hdr,
-			     hdr_len, data, data_len);
+	return send_datagram(ep->engine, ep->port, !ep->skip_checksum, ep->reference_data,
+			     dst_ipv4, dst_port, hdr, hdr_len, data, data_len);
 }
 
 void usiw_udp_set_closed_port_answer(struct usiw_engine *e, usiw_udp_closed_port_fn fn)
@@ -166,7 +217,8 @@ static void answer_closed_port(struct usiw_engine *e, uint32_t src_ipv4, uint16_
 	if (!e->closed_port_answer)
 		return;
 	size_t n = e->closed_port_answer(data, len, reply, sizeof(reply));
-	if (n && send_datagram(e, dst_port, true, src_ipv4, src_port, reply, n, NULL, 0) == 0)
+	if (n && send_datagram(e, dst_port, true, false, src_ipv4, src_port, reply, n, NULL,
+				0) == 0)
 		e->stats.closed_port_answers++;
 }
 

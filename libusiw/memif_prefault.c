@@ -3,16 +3,26 @@
  * rings takes a page fault for each new buffer, in the writer and again in
  * the reader.  Over a 1024-slot ring that made the first ~1000 round trips
  * of every connection 6 us instead of 1.9 us (64 B ib_send_lat, perftest -U
- * prints each one).  So when the link comes up, the whole region is mapped
- * in one call, in EAL's interrupt thread, off the data path.
+ * prints each one).  So once the link is up, the whole region is mapped in
+ * one call.
  *
- * memif (DPDK 22.11) raises no link-state event, so an EAL alarm polls the
- * link every millisecond until it is up; reconnections after that are not
- * watched (the engine keeps its port for the life of the process).  DPDK
- * gives no address of the regions, so they are found by the name memif
+ * memif (DPDK 22.11) raises no link-state event, so the progress pass looks
+ * at the link every LINK_CHECK_MS until it is up (a compare otherwise), and
+ * then sets a one-shot EAL alarm: the faulting (~19 MB at MTU 9000) runs in
+ * EAL's interrupt thread, off the data path.  An alarm that polled the link
+ * itself, re-arming every millisecond, kept that thread in the alarm loop on
+ * a loaded machine (each round outlasted the period), so it never accepted
+ * the memif client's connection.  Reconnections after the first link-up are
+ * not watched (the engine keeps its port for the life of the process).
+ *
+ * DPDK gives no address of the regions, so they are found by the name memif
  * gives its memfds in /proc/self/maps.  MADV_POPULATE_WRITE (Linux 5.14)
  * only fills page tables and never changes the memory, so it is safe while
- * the peer already writes frames into it. */
+ * the peer already writes frames into it.  It is made as a raw system call:
+ * libfabric's memory monitor rewrites libc's madvise in place (to watch for
+ * unmapped memory) while the application starts, and our call, in another
+ * thread at that moment, ran into the half-written function (SIGSEGV in
+ * __madvise in fi_pingpong). */
 #define _GNU_SOURCE
 #include "memif_prefault.h"
 
@@ -20,56 +30,67 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <rte_alarm.h>
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "engine_priv.h"
 
 #define MEMIF_REGION_NAME "/memfd:memif_region_"
-#define LINK_POLL_US 1000
+#define LINK_CHECK_MS 5
 
-static unsigned prefault_memif_regions(void)
+static void prefault_memif_regions(void *arg)
 {
 	FILE *maps = fopen("/proc/self/maps", "r");
 	char line[512];
 	unsigned regions = 0;
 
+	(void)arg;
 	if (!maps)
-		return 0;
+		return;
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long start, end;
 		if (!strstr(line, MEMIF_REGION_NAME) ||
 		    sscanf(line, "%lx-%lx", &start, &end) != 2)
 			continue;
-		if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+		if (syscall(SYS_madvise, start, end - start, MADV_POPULATE_WRITE) == 0)
 			regions++;
 		else
 			USIW_LOG(DEBUG, "memif region at %#lx not prefaulted: %s", start,
 				 strerror(errno));
 	}
 	fclose(maps);
-	return regions;
+	USIW_LOG(DEBUG, "%u memif region(s) prefaulted", regions);
 }
 
-static void poll_link(void *arg)
+void usiw_memif_prefault_init(struct usiw_memif_prefault *p, uint16_t port_id)
 {
-	uint16_t port_id = (uint16_t)(uintptr_t)arg;
+	p->waiting = true;
+	p->scheduled = false;
+	p->port_id = port_id;
+	p->next_check_tsc = 0;
+}
+
+void usiw_memif_prefault_check(struct usiw_memif_prefault *p, uint64_t now_tsc)
+{
+	if (!p->waiting || now_tsc < p->next_check_tsc)
+		return;
 	struct rte_eth_link link;
-
-	if (rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
-		USIW_LOG(DEBUG, "port %u up: %u memif region(s) prefaulted", port_id,
-			 prefault_memif_regions());
-	else
-		rte_eal_alarm_set(LINK_POLL_US, poll_link, arg);
+	p->next_check_tsc = now_tsc + rte_get_tsc_hz() / 1000 * LINK_CHECK_MS;
+	if (rte_eth_link_get_nowait(p->port_id, &link) != 0 ||
+	    link.link_status != RTE_ETH_LINK_UP)
+		return;
+	p->waiting = false;
+	p->scheduled = rte_eal_alarm_set(1, prefault_memif_regions, p) == 0;
 }
 
-int usiw_memif_prefault_on_link_up(uint16_t port_id)
+void usiw_memif_prefault_cancel(struct usiw_memif_prefault *p)
 {
-	return rte_eal_alarm_set(LINK_POLL_US, poll_link, (void *)(uintptr_t)port_id);
-}
-
-void usiw_memif_prefault_stop(uint16_t port_id)
-{
-	rte_eal_alarm_cancel(poll_link, (void *)(uintptr_t)port_id);
+	p->waiting = false;
+	if (p->scheduled)
+		rte_eal_alarm_cancel(prefault_memif_regions, p);
+	p->scheduled = false;
 }

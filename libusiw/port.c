@@ -2,7 +2,6 @@
  * queues, wait (bounded) for link up; and the matching teardown. */
 #define _GNU_SOURCE
 #include "port.h"
-#include "memif_prefault.h"
 
 #include <errno.h>
 #include <semaphore.h>
@@ -47,6 +46,8 @@ static int memif_arg(const char *key, const char *value, void *opaque)
 		a->server = strcmp(value, "client") != 0;
 	else if (!strcmp(key, "socket-abstract"))
 		a->abstract = strcmp(value, "no") != 0;
+	else if (!strcmp(key, "zero-copy"))
+		a->zero_copy = !strcmp(value, "yes");
 	else if (!strcmp(key, "socket"))
 		snprintf(a->socket, sizeof(a->socket), "%s", value);
 	return 0;
@@ -239,6 +240,24 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 			 cfg->mbufs, room, rte_strerror(rte_errno), cfg->path);
 		return -ENOMEM;
 	}
+	/* memif in copy mode and af_packet copy every frame into their rings
+	 * inside rte_eth_tx_burst and free its mbufs there: memory a frame
+	 * references is read then and never later, unlike by a NIC's DMA or
+	 * memif's zero-copy mode, which hold the mbufs until the peer is done. */
+	struct usiw_memif_args memif;
+	usiw_memif_args_parse(cfg->device, &memif);
+	if (((memif.is_memif && !memif.zero_copy) || !strcmp(info.driver_name, "net_af_packet")) &&
+	    (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
+		snprintf(pool_name, sizeof(pool_name), "usiw_refs_%u", port->id);
+		port->ref_pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, 0,
+							 rte_eth_dev_socket_id(port->id));
+		if (!port->ref_pool) {
+			snprintf(err, errlen, "%s: cannot create a pool of %u mbufs (%s): lower "
+				 "[port] mbufs in %s or give EAL more memory (-m)", port->name,
+				 cfg->mbufs, rte_strerror(rte_errno), cfg->path);
+			return -ENOMEM;
+		}
+	}
 	for (uint16_t q = 0; q < port->nb_queues; q++) {
 		rc = rte_eth_rx_queue_setup(port->id, q, nb_rxd, rte_eth_dev_socket_id(port->id),
 					    NULL, port->pool);
@@ -284,6 +303,7 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 
 	memset(port, 0, sizeof(*port));
 	usiw_memif_args_parse(cfg->device, &memif);
+	port->is_memif = memif.is_memif;
 	port->memif_server = memif.is_memif && memif.server;
 	if (memif.is_memif) {
 		rc = memif_prepare(&memif, cfg, err, errlen);
@@ -313,8 +333,6 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 		return rc;
 	}
 
-	if (memif.is_memif)
-		usiw_memif_prefault_on_link_up(port->id);
 	/* A memif client's start is its one connection attempt: retry it
 	 * until the link timeout, for a server that is still coming up. */
 	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
@@ -353,10 +371,8 @@ static void port_teardown(void *arg)
 		rte_eth_dev_stop(port->id);
 		port->started = false;
 	}
-	if (t->close) {
-		usiw_memif_prefault_stop(port->id);
+	if (t->close)
 		rte_eth_dev_close(port->id);
-	}
 	sem_post(&t->done);
 }
 
@@ -397,6 +413,7 @@ void usiw_port_close(struct usiw_port *port)
 		rte_dev_remove(dev);
 	rte_free(port->txb);
 	rte_mempool_free(port->pool);
+	rte_mempool_free(port->ref_pool);
 	memset(port, 0, sizeof(*port));
 }
 

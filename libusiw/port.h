@@ -19,12 +19,16 @@ struct usiw_port {
 	bool started;
 	char name[RTE_ETH_NAME_MAX_LEN];
 	struct rte_mempool *pool;
+	/* Data-less mbufs that reference a sender's memory (usiw_udp_reference_data);
+	 * NULL where the driver does not copy frames when it transmits. */
+	struct rte_mempool *ref_pool;
 	struct rte_eth_dev_tx_buffer *txb;
 	uint16_t nb_queues;
 	bool tx_cksum_offload;        /* IPv4 and UDP checksums done by the port */
 	bool rx_cksum_offload;        /* rx checksum status in mbuf ol_flags */
 	struct rte_ether_addr mac;
 	uint16_t max_frame;           /* Ethernet frame without FCS */
+	bool is_memif;
 	/* A memif server: its link is up for usiw once its socket listens (see
 	 * usiw_port_link). */
 	bool memif_server;
@@ -46,6 +50,7 @@ struct usiw_memif_args {
 	bool bad_args;                /* an argument memif does not know */
 	bool server;                  /* role=server (memif's default: client) */
 	bool abstract;                /* socket-abstract=yes (memif's default) */
+	bool zero_copy;               /* zero-copy=yes */
 	char socket[108];
 };
 void usiw_memif_args_parse(const char *devargs, struct usiw_memif_args *out);

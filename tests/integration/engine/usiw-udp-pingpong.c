@@ -4,7 +4,13 @@
  * MTU one at a time, checks every byte of every echo, and reports the RTT.
  *
  *   usiw-udp-pingpong server [-p PORT] [-t SECONDS]
- *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS]
+ *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
+ *
+ * -r: the client's endpoint references the data it sends instead of copying
+ * it (usiw_udp_reference_data), and its first datagram, of the largest size,
+ * goes before the server's MAC is known: it waits in the ARP queue, so the
+ * client overwrites its buffer right after the send, and the echo must still
+ * bring back what was sent.
  *
  * The engine reads its configuration from USIW_CONFIG. */
 #define _GNU_SOURCE
@@ -131,17 +137,18 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One datagram out and its echo back, resent after RESEND_NS. */
+/* One datagram out and its echo back, resent after RESEND_NS.  scribble:
+ * overwrite the sent buffer as soon as the send returns. */
 static int ping(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t port, uint32_t seq,
-		size_t size, int64_t *rtt)
+		size_t size, bool scribble, int64_t *rtt)
 {
 	uint8_t out[9216];
 	struct ping p = { seq, (uint32_t)size };
 	memcpy(out, &p, sizeof(p));
-	for (size_t i = sizeof(p); i < size; i++)
-		out[i] = pattern(seq, i);
 
 	for (int attempt = 0; attempt <= MAX_RESENDS; attempt++) {
+		for (size_t i = sizeof(p); i < size; i++)
+			out[i] = pattern(seq, i);
 		s->got = false;
 		int64_t t0 = now_ns();
 		int rc;
@@ -152,6 +159,8 @@ static int ping(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t p
 			fprintf(stderr, "client: send of %zu bytes failed: %s\n", size, strerror(-rc));
 			return -1;
 		}
+		if (scribble)
+			memset(out + sizeof(p), 0xee, size - sizeof(p));
 		while (!s->got && now_ns() - t0 < RESEND_NS)
 			usiw_engine_progress(e);
 		while (s->got) {
@@ -186,7 +195,7 @@ static int ping(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t p
 }
 
 static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
-		      size_t *sizes, unsigned nsizes)
+		      size_t *sizes, unsigned nsizes, bool reference)
 {
 	struct in_addr dst;
 	if (inet_pton(AF_INET, server, &dst) != 1) {
@@ -199,6 +208,17 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 		fprintf(stderr, "client: cannot open a UDP port: %s\n", strerror(-rc));
 		return 1;
 	}
+	uint32_t seq = 1;
+	if (reference) {
+		int64_t rtt;
+		usiw_udp_reference_data(s->ep);
+		if (ping(e, s, dst.s_addr, port, seq++, usiw_udp_max_payload(e), true, &rtt) < 0) {
+			fprintf(stderr, "client: the datagram sent before ARP resolved came back "
+				"wrong or not at all\n");
+			return 1;
+		}
+		printf("client: a datagram sent before ARP resolved was copied into the queue\n");
+	}
 	int64_t t0 = now_ns();
 	rc = usiw_engine_resolve(e, dst.s_addr, 5000);
 	if (rc) {
@@ -209,16 +229,15 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 	       (now_ns() - t0) / 1e3, usiw_udp_port(s->ep));
 
 	int64_t *rtts = calloc(count, sizeof(*rtts));
-	uint32_t seq = 1;
 	unsigned resends = 0;
 	int status = 0;
 	/* Warm caches and both sides' spin loops before measuring. */
 	for (unsigned i = 0; i < WARMUP && status == 0; i++)
-		if (ping(e, s, dst.s_addr, port, seq++, sizes[0], &rtts[0]) < 0)
+		if (ping(e, s, dst.s_addr, port, seq++, sizes[0], false, &rtts[0]) < 0)
 			status = 1;
 	for (unsigned k = 0; k < nsizes && status == 0; k++) {
 		for (unsigned i = 0; i < count; i++) {
-			int r = ping(e, s, dst.s_addr, port, seq++, sizes[k], &rtts[i]);
+			int r = ping(e, s, dst.s_addr, port, seq++, sizes[k], false, &rtts[i]);
 			if (r < 0) {
 				status = 1;
 				break;
@@ -234,7 +253,7 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 	}
 	free(rtts);
 	int64_t bye_rtt;
-	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), &bye_rtt) < 0)
+	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
 		status = 1;
 	printf("client: %s, %u resends\n", status ? "FAILED" : "all echoes correct", resends);
 	print_stats("client", e);
@@ -247,7 +266,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
-		"[-s SIZE,SIZE,...|max] [-t SECONDS]\n");
+		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r]\n");
 }
 
 int main(int argc, char **argv)
@@ -256,6 +275,7 @@ int main(int argc, char **argv)
 	unsigned count = 1000;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
+	bool reference = false;
 	int opt;
 
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
@@ -264,12 +284,13 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:r")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
 		case 's': sizes_arg = optarg; break;
 		case 't': timeout_s = atoi(optarg); break;
+		case 'r': reference = true; break;
 		default: usage(); return 2;
 		}
 	}
@@ -307,7 +328,7 @@ int main(int argc, char **argv)
 			sizes[n++] = v;
 		}
 		free(list);
-		rc = run_client(e, argv[optind], port, count, sizes, n);
+		rc = run_client(e, argv[optind], port, count, sizes, n, reference);
 	}
 	fflush(stdout);
 	usiw_engine_put(e);
