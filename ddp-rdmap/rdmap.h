@@ -122,6 +122,9 @@ const struct rdmap_ep_counters *rdmap_ep_counters(const struct rdmap_ep *ep);
 /* Whether the last segment received was not the last of its message: more
  * of that message is on its way. */
 bool rdmap_ep_rx_mid_message(const struct rdmap_ep *ep);
+/* The same for an RDMA Write, whose arrival completes nothing here: the
+ * application can only learn of it by watching the memory. */
+bool rdmap_ep_rx_mid_write(const struct rdmap_ep *ep);
 /* The Terminate this endpoint sent or received last (false if none). */
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out);
 

@@ -136,6 +136,7 @@ struct rdmap_ep {
 	bool in_order_valid;
 	uint32_t in_order_psn;
 	bool rx_mid_message;       /* rdmap_ep_rx_mid_message */
+	bool rx_mid_write;         /* rdmap_ep_rx_mid_write */
 
 	/* Terminate: the one sent (pending until the transport takes it) or received */
 	struct tx_owner term_tx;

@@ -276,6 +276,7 @@ static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg,
 	if (h.last)
 		ep->counters.rx_msgs[h.opcode]++;
 	ep->rx_mid_message = !h.last;
+	ep->rx_mid_write = !h.last && h.opcode == RDMAP_OP_WRITE;
 
 	switch (h.opcode) {
 	case RDMAP_OP_WRITE:

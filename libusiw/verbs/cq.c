@@ -107,6 +107,8 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 		cq->head++;
 	}
 	pthread_spin_unlock(&cq->lock);
+	if (n > 0)
+		usiw_progress_finish_arriving(usiw_context_of(ibv_cq->context));
 	return n;
 }
 

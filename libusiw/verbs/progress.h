@@ -24,6 +24,7 @@
 #ifndef USIW_VERBS_PROGRESS_H
 #define USIW_VERBS_PROGRESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "libusiw/engine.h"
@@ -48,6 +49,13 @@ void usiw_context_unlock(struct usiw_context *ctx);
 void usiw_progress_locked(struct usiw_context *ctx);
 /* The same, taking the lock. */
 void usiw_progress(struct usiw_context *ctx);
+
+/* Before a poll_cq returns completions: receives the rest of RDMA Writes
+ * whose first segments arrived, while more keep coming (bounded; progress.c
+ * says why). */
+void usiw_progress_finish_arriving(struct usiw_context *ctx);
+/* Whether a running QP's last segment received was a Write's, not its last. */
+bool usiw_progress_rx_mid_write(void);
 
 /* With the lock held: a stack was created (0, or -ENOMEM) / is about to be
  * destroyed. */

@@ -20,7 +20,13 @@
  *   whose cores both spin (two endpoints polling) preempts one of them, so
  *   an application that progresses itself is left alone for long, and a
  *   timer it leaves pending when it stops (its last delayed ACK) waits for
- *   the end of our sleep: up to MAX_DRIVING_SLEEP_NS.
+ *   the end of our sleep: up to MAX_DRIVING_SLEEP_NS;
+ * - but an application that leaves poll_cq while a message is still arriving
+ *   (usiw_helper_thread_take_over) wakes the thread at once, which then
+ *   progresses, driving or not, until that message is in: ib_write_lat
+ *   waits on memory for it next.  Left to the sleep, the rest of a 64 KiB
+ *   Write waited up to 10 ms, long enough for the sender's retransmission
+ *   timer, whose spurious timeouts then cut its window to one segment.
  *
  * Sleeps use a timer slack of 1 us (the default 50 us would add to each). */
 #include "progress_thread.h"
@@ -52,13 +58,36 @@ static struct {
 	uint64_t spin_ns;
 	uint64_t sleep_ns;               /* 0: never sleep */
 	atomic_bool stop;
-} helper;
+	atomic_bool take_over;           /* usiw_helper_thread_take_over */
+	pthread_mutex_t wake_lock;       /* the sleep: a timed wait on wake */
+	pthread_cond_t wake;
+} helper = {
+	.wake_lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
+/* Sleeps ns, or less if the application asks us to take over. */
 static void sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	struct timespec until;
 
-	nanosleep(&ts, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	uint64_t t = (uint64_t)until.tv_nsec + ns;
+	until.tv_sec += (time_t)(t / 1000000000u);
+	until.tv_nsec = (long)(t % 1000000000u);
+	pthread_mutex_lock(&helper.wake_lock);
+	while (!atomic_load_explicit(&helper.take_over, memory_order_relaxed) &&
+	       pthread_cond_timedwait(&helper.wake, &helper.wake_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&helper.wake_lock);
+}
+
+void usiw_helper_thread_take_over(void)
+{
+	if (atomic_exchange_explicit(&helper.take_over, true, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&helper.wake_lock);
+	pthread_cond_signal(&helper.wake);
+	pthread_mutex_unlock(&helper.wake_lock);
 }
 
 /* How long to sleep after `idle_ns` without activity, bounded by the next
@@ -87,8 +116,9 @@ static void *helper_main(void *arg)
 	while (!atomic_load_explicit(&helper.stop, memory_order_relaxed)) {
 		uint64_t now = usiw_monotonic_ns();
 		uint64_t app = usiw_progress_app_last_call_ns();
+		bool taking_over = atomic_load_explicit(&helper.take_over, memory_order_relaxed);
 		/* app > now: a call since our clock read */
-		bool app_driving = app > now || now - app < APP_DRIVING_NS;
+		bool app_driving = !taking_over && (app > now || now - app < APP_DRIVING_NS);
 		uint64_t next_deadline = UINT64_MAX;
 
 		/* A driving application runs the timers itself.  Its pending
@@ -97,6 +127,11 @@ static void *helper_main(void *arg)
 		 * spinning thread, which shows in its latency tail. */
 		if (!app_driving && usiw_progress_pass(helper.engine, &next_deadline))
 			last_work = now;
+		if (taking_over) {
+			if (!usiw_progress_rx_mid_write())
+				atomic_store_explicit(&helper.take_over, false, memory_order_relaxed);
+			continue;
+		}
 		if (helper.sleep_ns == 0)
 			continue;
 		if (!app_driving) {
@@ -122,6 +157,12 @@ int usiw_helper_thread_start(struct usiw_engine *engine)
 	const struct usiw_config *cfg = usiw_engine_config(engine);
 	sigset_t all, old;
 
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&helper.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	atomic_store(&helper.take_over, false);
 	helper.engine = engine;
 	helper.spin_ns = (uint64_t)cfg->idle_spin_us * 1000u;
 	helper.sleep_ns = (uint64_t)cfg->idle_sleep_us * 1000u;
@@ -142,4 +183,5 @@ void usiw_helper_thread_stop(void)
 {
 	atomic_store(&helper.stop, true);
 	pthread_join(helper.thread, NULL);
+	pthread_cond_destroy(&helper.wake);
 }

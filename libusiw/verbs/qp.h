@@ -71,6 +71,7 @@ struct usiw_qp {
 		struct usiw_qp *next_changed;
 	} timer;
 	struct usiw_early_recvs early;
+	bool rx_mid_write;              /* counted in progress.c */
 	/* While an application moves the QP to ERR, every completion is a
 	 * flush (the endpoint would report its oldest WR as a fatal error). */
 	bool flushing_on_request;

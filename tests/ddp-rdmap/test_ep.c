@@ -187,6 +187,55 @@ static void test_write_read_and_write_with_imm(void **state)
 	}
 }
 
+/* Delivers to b, in order, each segment a has sent, and records after each
+ * whether b says more of its message (mid) or of its Write (mid_write) is on
+ * its way. */
+static size_t deliver_each(struct fixture *f, bool *mid, bool *mid_write, size_t max)
+{
+	struct test_direction *d = &f->link.dir[0];
+	size_t n = 0;
+
+	for (; n < d->n_inflight && n < max; n++) {
+		struct test_packet *p = &d->inflight[n];
+		assert_int_equal(rdmap_ep_input(f->b, p->psn, p->bytes, p->len), 0);
+		mid[n] = rdmap_ep_rx_mid_message(f->b);
+		mid_write[n] = rdmap_ep_rx_mid_write(f->b);
+	}
+	return n;
+}
+
+/* rdmap_ep_rx_mid_message: after every segment of a message but its last;
+ * rdmap_ep_rx_mid_write: the same for Writes only (a Send completes when it
+ * is in). */
+static void test_rx_mid_message(void **state)
+{
+	(void)state;
+	const uint32_t len = 3 * 1024 + 1;   /* 4 segments of max_seg_payload 1024 */
+	for (int write = 0; write < 2; write++) {
+		struct fixture f;
+		bool mid[8], mid_write[8];
+		fixture_init(&f, NULL);
+		struct test_mr *local = random_mr(&f, len, RDMAP_ACCESS_LOCAL_WRITE);
+		struct test_mr *remote = random_mr(&f, len, ALL_REMOTE);
+		struct rdmap_sge tx = { test_mr_va(local, 0), len, local->stag };
+		struct rdmap_sge rx = { test_mr_va(remote, 0), len, remote->stag };
+		if (!write)
+			post_recv(f.b, 9, &rx, 1);
+		struct rdmap_send_wr w = { .wr_id = 1, .sg_list = &tx, .num_sge = 1,
+					   .opcode = write ? RDMAP_WR_RDMA_WRITE : RDMAP_WR_SEND,
+					   .rkey = remote->stag, .remote_addr = test_mr_va(remote, 0) };
+		post_send(f.a, &w);
+		rdmap_ep_progress_tx(f.a);
+		assert_int_equal(deliver_each(&f, mid, mid_write, 8), 4);
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(mid[i], i < 3);
+			assert_int_equal(mid_write[i], write && i < 3);
+		}
+		assert_memory_equal(remote->buf, local->buf, len);
+		fixture_fini(&f);
+	}
+}
+
 static void test_atomics(void **state)
 {
 	(void)state;
@@ -681,6 +730,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_sizes_and_variants),
 		cmocka_unit_test(test_write_read_and_write_with_imm),
+		cmocka_unit_test(test_rx_mid_message),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_misaligned_atomic_is_invalid_request),
 		cmocka_unit_test(test_many_outstanding_complete_in_order),
