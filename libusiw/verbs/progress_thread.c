@@ -21,10 +21,11 @@
  *   an application that progresses itself is left alone for long, and a
  *   timer it leaves pending when it stops (its last delayed ACK) waits for
  *   the end of our sleep: up to MAX_DRIVING_SLEEP_NS;
- * - but an application that leaves poll_cq while a message is still arriving
- *   (usiw_helper_thread_take_over) wakes the thread at once, which then
- *   progresses, driving or not, until that message is in: ib_write_lat
- *   waits on memory for it next.  Left to the sleep, the rest of a 64 KiB
+ * - but an application that leaves poll_cq while an RDMA Write is still
+ *   arriving (usiw_helper_thread_take_over) wakes the thread at once, which
+ *   then progresses, driving or not, until that Write is in or no frame
+ *   came for idle-spin-us (a peer gone mid-Write): ib_write_lat waits on
+ *   memory for it next.  Left to the sleep, the rest of a 64 KiB
  *   Write waited up to 10 ms, long enough for the sender's retransmission
  *   timer, whose spurious timeouts then cut its window to one segment.
  *
@@ -110,6 +111,7 @@ static uint64_t sleep_for(uint64_t idle_ns, uint64_t now, uint64_t next_deadline
 static void *helper_main(void *arg)
 {
 	uint64_t last_work = 0;
+	uint64_t taking_over_since = 0;
 
 	(void)arg;
 	prctl(PR_SET_TIMERSLACK, 1UL);
@@ -128,8 +130,13 @@ static void *helper_main(void *arg)
 		if (!app_driving && usiw_progress_pass(helper.engine, &next_deadline))
 			last_work = now;
 		if (taking_over) {
-			if (!usiw_progress_rx_mid_write())
+			if (!taking_over_since)
+				taking_over_since = now;
+			uint64_t active = last_work > taking_over_since ? last_work : taking_over_since;
+			if (!usiw_progress_rx_mid_write() || now - active >= helper.spin_ns) {
 				atomic_store_explicit(&helper.take_over, false, memory_order_relaxed);
+				taking_over_since = 0;
+			}
 			continue;
 		}
 		if (helper.sleep_ns == 0)
