@@ -1,0 +1,347 @@
+/* qp-lat: 64 B Send ping-pong over many RC QPs of one device, in turn.
+ *
+ * perftest's latency tests take one QP, so they cannot say whether latency
+ * stays flat as QPs are added.  This program connects N QPs between two
+ * processes (QP numbers, PSNs and GIDs exchanged over TCP, RoCE-style as
+ * perftest does without -R) and ping-pongs one 64 B Send at a time, on QP
+ * i % N for round trip i, so every QP is used and has timers and state.
+ *
+ *   qp-lat server PORT QPS ITERS
+ *   qp-lat client SERVER_IPV4 PORT QPS ITERS
+ *
+ * The client prints one line:
+ *   qp-lat qps=N iters=M half_rtt_median_us=X half_rtt_p99_us=Y
+ * after a warm-up of max(1000, 2N) round trips that are not counted. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define MSG_SIZE 64
+#define POLL_TIMEOUT_S 10
+
+struct qp_info {
+	uint32_t qpn;
+	uint32_t psn;
+};
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_mr *mr;
+	uint8_t *buf;          /* one receive slot of MSG_SIZE per QP, then the send slot */
+	struct ibv_qp **qp;
+	uint32_t nqp;
+	union ibv_gid gid;
+	struct qp_info *mine;
+};
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	int err = errno;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "qp-lat: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s%s\n", err ? ": " : "", err ? strerror(err) : "");
+	exit(1);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int tcp_connect(const char *server, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+
+	if (server) {
+		if (inet_pton(AF_INET, server, &a.sin_addr) != 1) {
+			errno = 0;
+			die("'%s' is not an IPv4 address", server);
+		}
+		for (int tries = 0; tries < 100; tries++) {
+			int s = socket(AF_INET, SOCK_STREAM, 0);
+			if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) == 0)
+				return s;
+			if (s >= 0)
+				close(s);
+			usleep(50000);
+		}
+		die("cannot connect to %s:%d", server, port);
+	}
+	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		die("cannot listen on TCP port %d", port);
+	int s = accept(l, NULL, NULL);
+	if (s < 0)
+		die("accept");
+	close(l);
+	return s;
+}
+
+/* Sends len bytes of out and reads len bytes of the peer's into in. */
+static void tcp_xchg(int s, const void *out, void *in, size_t len)
+{
+	if (write(s, out, len) != (ssize_t)len)
+		die("TCP write");
+	for (size_t got = 0; got < len;) {
+		ssize_t n = read(s, (char *)in + got, len - got);
+		if (n <= 0)
+			die("TCP read");
+		got += (size_t)n;
+	}
+}
+
+static struct ibv_context *open_usiw0(void)
+{
+	int n;
+	struct ibv_device **list = ibv_get_device_list(&n);
+
+	for (int i = 0; list && i < n; i++) {
+		if (!strcmp(ibv_get_device_name(list[i]), "usiw0")) {
+			struct ibv_context *ctx = ibv_open_device(list[i]);
+			ibv_free_device_list(list);
+			if (!ctx)
+				die("ibv_open_device(usiw0)");
+			return ctx;
+		}
+	}
+	errno = 0;
+	die("no usiw0 device (run through tools/usiw-run or usiw-pair)");
+	return NULL;
+}
+
+static void post_recv(struct side *s, uint32_t i)
+{
+	struct ibv_sge sge = { (uintptr_t)(s->buf + i * MSG_SIZE), MSG_SIZE, s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(s->qp[i], &wr, &bad))
+		die("ibv_post_recv");
+}
+
+static void setup(struct side *s, uint32_t nqp)
+{
+	s->nqp = nqp;
+	s->ctx = open_usiw0();
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->scq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
+	s->buf = aligned_alloc(4096, ((nqp + 1) * MSG_SIZE + 4095) / 4096 * 4096);
+	s->qp = calloc(nqp, sizeof(*s->qp));
+	s->mine = calloc(nqp, sizeof(*s->mine));
+	if (!s->pd || !s->scq || !s->rcq || !s->buf || !s->qp || !s->mine)
+		die("setup");
+	memset(s->buf, 0, (nqp + 1) * MSG_SIZE);
+	s->mr = ibv_reg_mr(s->pd, s->buf, (nqp + 1) * MSG_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	if (!s->mr)
+		die("ibv_reg_mr");
+	if (ibv_query_gid(s->ctx, 1, 0, &s->gid))
+		die("ibv_query_gid");
+	for (uint32_t i = 0; i < nqp; i++) {
+		struct ibv_qp_init_attr init = {
+			.send_cq = s->scq, .recv_cq = s->rcq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+		};
+		s->qp[i] = ibv_create_qp(s->pd, &init);
+		if (!s->qp[i])
+			die("ibv_create_qp %u of %u", i + 1, nqp);
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+		if (ibv_modify_qp(s->qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					      IBV_QP_ACCESS_FLAGS))
+			die("modify to INIT");
+		s->mine[i] = (struct qp_info){ s->qp[i]->qp_num, (uint32_t)rand() & 0xffffff };
+		post_recv(s, i);
+	}
+}
+
+static void connect_all(struct side *s, int sock)
+{
+	struct qp_info *peer = calloc(s->nqp, sizeof(*peer));
+	union ibv_gid peer_gid;
+
+	if (!peer)
+		die("setup");
+	tcp_xchg(sock, &s->gid, &peer_gid, sizeof(peer_gid));
+	tcp_xchg(sock, s->mine, peer, s->nqp * sizeof(*peer));
+	for (uint32_t i = 0; i < s->nqp; i++) {
+		struct ibv_qp_attr a = {
+			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+			.dest_qp_num = peer[i].qpn, .rq_psn = peer[i].psn,
+			.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+			.ah_attr = { .is_global = 1, .port_num = 1,
+				     .grh = { .dgid = peer_gid, .hop_limit = 64 } },
+		};
+		if (ibv_modify_qp(s->qp[i], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+			die("modify to RTR");
+		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = s->mine[i].psn,
+					  .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+					  .max_rd_atomic = 1 };
+		if (ibv_modify_qp(s->qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					      IBV_QP_MAX_QP_RD_ATOMIC))
+			die("modify to RTS");
+	}
+	free(peer);
+	char go = 'g';
+	tcp_xchg(sock, &go, &go, 1);
+}
+
+static struct ibv_wc poll_one(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	double deadline = now_us() + POLL_TIMEOUT_S * 1e6;
+
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n == 1) {
+			if (wc.status != IBV_WC_SUCCESS) {
+				errno = 0;
+				die("completion of wr %llu: %s", (unsigned long long)wc.wr_id,
+				    ibv_wc_status_str(wc.status));
+			}
+			return wc;
+		}
+		if (now_us() > deadline) {
+			errno = ETIMEDOUT;
+			die("no completion within %d s", POLL_TIMEOUT_S);
+		}
+	}
+}
+
+/* One Send of MSG_SIZE on QP i.  Send completions are reaped as they come,
+ * never waited for: a QP's completion needs the peer's ACK, which rides on
+ * the peer's next message on that QP, N round trips later (or on its
+ * delayed ACK); waiting would put that delay in the round trip measured. */
+static void send_on(struct side *s, uint32_t i)
+{
+	struct ibv_sge sge = { (uintptr_t)(s->buf + s->nqp * MSG_SIZE), MSG_SIZE, s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc[16];
+	int n, rc;
+
+	while ((n = ibv_poll_cq(s->scq, 16, wc)) > 0)
+		for (int k = 0; k < n; k++)
+			if (wc[k].status != IBV_WC_SUCCESS) {
+				errno = 0;
+				die("send on QP %llu: %s", (unsigned long long)wc[k].wr_id,
+				    ibv_wc_status_str(wc[k].status));
+			}
+	while ((rc = ibv_post_send(s->qp[i], &wr, &bad)) == ENOMEM)
+		poll_one(s->scq);   /* its send queue is full: wait for one */
+	if (rc) {
+		errno = rc;
+		die("ibv_post_send");
+	}
+}
+
+/* A message in, on the QP expected (UINT32_MAX: any); its receive reposted.
+ * Returns its QP's index. */
+static uint32_t receive(struct side *s, uint32_t expect)
+{
+	struct ibv_wc wc = poll_one(s->rcq);
+	uint32_t i = (uint32_t)wc.wr_id;
+
+	if (i >= s->nqp || (expect != UINT32_MAX && i != expect) || wc.byte_len != MSG_SIZE) {
+		errno = 0;
+		die("message on QP %u of %u bytes, expected QP %u", i, wc.byte_len, expect);
+	}
+	post_recv(s, i);
+	return i;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	bool server = argc == 5 && !strcmp(argv[1], "server");
+	bool client = argc == 6 && !strcmp(argv[1], "client");
+
+	if (!server && !client) {
+		fprintf(stderr, "usage: qp-lat server PORT QPS ITERS\n"
+				"       qp-lat client SERVER_IPV4 PORT QPS ITERS\n");
+		return 2;
+	}
+	int port = atoi(argv[client ? 3 : 2]);
+	uint32_t nqp = (uint32_t)atoi(argv[client ? 4 : 3]);
+	uint32_t iters = (uint32_t)atoi(argv[client ? 5 : 4]);
+	if (nqp == 0 || iters == 0) {
+		fprintf(stderr, "qp-lat: QPS and ITERS must be positive\n");
+		return 2;
+	}
+	uint32_t warmup = 2 * nqp > 1000 ? 2 * nqp : 1000;
+	struct side s;
+
+	/* The device before the TCP listener: usiw-pair starts the client
+	 * once the server's link end exists and it listens. */
+	setup(&s, nqp);
+	int sock = tcp_connect(client ? argv[2] : NULL, port);
+	connect_all(&s, sock);
+
+	if (server) {
+		for (uint32_t n = 0; n < warmup + iters; n++)
+			send_on(&s, receive(&s, UINT32_MAX));
+	} else {
+		double *rtt = calloc(iters, sizeof(*rtt));
+		if (!rtt)
+			die("setup");
+		for (uint32_t n = 0; n < warmup + iters; n++) {
+			uint32_t i = n % nqp;
+			double t0 = now_us();
+			send_on(&s, i);
+			receive(&s, i);
+			if (n >= warmup)
+				rtt[n - warmup] = now_us() - t0;
+		}
+		qsort(rtt, iters, sizeof(*rtt), cmp_double);
+		printf("qp-lat qps=%u iters=%u half_rtt_median_us=%.3f half_rtt_p99_us=%.3f\n", nqp,
+		       iters, rtt[iters / 2] / 2, rtt[(uint64_t)iters * 99 / 100] / 2);
+		free(rtt);
+	}
+	char done = 'd';
+	tcp_xchg(sock, &done, &done, 1);
+	close(sock);
+	for (uint32_t i = 0; i < nqp; i++)
+		ibv_destroy_qp(s.qp[i]);
+	ibv_dereg_mr(s.mr);
+	ibv_destroy_cq(s.scq);
+	ibv_destroy_cq(s.rcq);
+	ibv_dealloc_pd(s.pd);
+	ibv_close_device(s.ctx);
+	free(s.buf);
+	free(s.qp);
+	free(s.mine);
+	return 0;
+}
