@@ -174,9 +174,11 @@ void usiw_progress(struct usiw_context *ctx)
 /* How long a poll_cq that found completions keeps receiving the rest of
  * Writes that are arriving: until their segments stop coming for
  * ARRIVAL_GAP_NS (the sender paused), and at most ARRIVAL_MAX_NS (longer
- * ones are the helper thread's). */
+ * ones are the helper thread's).  64 KiB take ~15 us over memif and ~160 us
+ * over af_packet at MTU 1500, where a bound of 100 us left ib_write_lat at
+ * 380-470 us typical, against 157-177 us with this one. */
 #define ARRIVAL_GAP_NS 20000u
-#define ARRIVAL_MAX_NS 100000u
+#define ARRIVAL_MAX_NS 500000u
 
 /* An application that polled a completion may next wait without calling
  * verbs: ib_write_lat spins on memory for the peer's Write right after the
