@@ -13,20 +13,19 @@
  *   qp-lat qps=N iters=M half_rtt_median_us=X half_rtt_p99_us=Y
  * after a warm-up of max(1000, 2N) round trips that are not counted. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "verbs-peer.h"
 
 #define MSG_SIZE 64
 #define POLL_TIMEOUT_S 10
@@ -69,68 +68,6 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static int tcp_connect(const char *server, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-
-	if (server) {
-		if (inet_pton(AF_INET, server, &a.sin_addr) != 1) {
-			errno = 0;
-			die("'%s' is not an IPv4 address", server);
-		}
-		for (int tries = 0; tries < 100; tries++) {
-			int s = socket(AF_INET, SOCK_STREAM, 0);
-			if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) == 0)
-				return s;
-			if (s >= 0)
-				close(s);
-			usleep(50000);
-		}
-		die("cannot connect to %s:%d", server, port);
-	}
-	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
-		die("cannot listen on TCP port %d", port);
-	int s = accept(l, NULL, NULL);
-	if (s < 0)
-		die("accept");
-	close(l);
-	return s;
-}
-
-/* Sends len bytes of out and reads len bytes of the peer's into in. */
-static void tcp_xchg(int s, const void *out, void *in, size_t len)
-{
-	if (write(s, out, len) != (ssize_t)len)
-		die("TCP write");
-	for (size_t got = 0; got < len;) {
-		ssize_t n = read(s, (char *)in + got, len - got);
-		if (n <= 0)
-			die("TCP read");
-		got += (size_t)n;
-	}
-}
-
-static struct ibv_context *open_usiw0(void)
-{
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-
-	for (int i = 0; list && i < n; i++) {
-		if (!strcmp(ibv_get_device_name(list[i]), "usiw0")) {
-			struct ibv_context *ctx = ibv_open_device(list[i]);
-			ibv_free_device_list(list);
-			if (!ctx)
-				die("ibv_open_device(usiw0)");
-			return ctx;
-		}
-	}
-	errno = 0;
-	die("no usiw0 device (run through tools/usiw-run or usiw-pair)");
-	return NULL;
-}
-
 static void post_recv(struct side *s, uint32_t i)
 {
 	struct ibv_sge sge = { (uintptr_t)(s->buf + i * MSG_SIZE), MSG_SIZE, s->mr->lkey };
@@ -143,7 +80,7 @@ static void post_recv(struct side *s, uint32_t i)
 static void setup(struct side *s, uint32_t nqp)
 {
 	s->nqp = nqp;
-	s->ctx = open_usiw0();
+	s->ctx = verbs_peer_open_usiw0();
 	s->pd = ibv_alloc_pd(s->ctx);
 	s->scq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
 	s->rcq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
@@ -184,8 +121,8 @@ static void connect_all(struct side *s, int sock)
 
 	if (!peer)
 		die("setup");
-	tcp_xchg(sock, &s->gid, &peer_gid, sizeof(peer_gid));
-	tcp_xchg(sock, s->mine, peer, s->nqp * sizeof(*peer));
+	verbs_peer_exchange(sock, &s->gid, &peer_gid, sizeof(peer_gid));
+	verbs_peer_exchange(sock, s->mine, peer, s->nqp * sizeof(*peer));
 	for (uint32_t i = 0; i < s->nqp; i++) {
 		struct ibv_qp_attr a = {
 			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
@@ -208,7 +145,7 @@ static void connect_all(struct side *s, int sock)
 	}
 	free(peer);
 	char go = 'g';
-	tcp_xchg(sock, &go, &go, 1);
+	verbs_peer_exchange(sock, &go, &go, 1);
 }
 
 static struct ibv_wc poll_one(struct ibv_cq *cq)
@@ -307,7 +244,7 @@ int main(int argc, char **argv)
 	/* The device before the TCP listener: usiw-pair starts the client
 	 * once the server's link end exists and it listens. */
 	setup(&s, nqp);
-	int sock = tcp_connect(client ? argv[2] : NULL, port);
+	int sock = client ? verbs_peer_connect(argv[2], port) : verbs_peer_accept(port);
 	connect_all(&s, sock);
 
 	if (server) {
@@ -331,7 +268,7 @@ int main(int argc, char **argv)
 		free(rtt);
 	}
 	char done = 'd';
-	tcp_xchg(sock, &done, &done, 1);
+	verbs_peer_exchange(sock, &done, &done, 1);
 	close(sock);
 	for (uint32_t i = 0; i < nqp; i++)
 		ibv_destroy_qp(s.qp[i]);

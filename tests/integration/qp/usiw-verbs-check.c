@@ -13,11 +13,8 @@
  * Write to an invalidated STag (the requester gets REM_ACCESS_ERR and its
  * later WRs are flushed), and a QP moved to ERR with receives outstanding
  * (each flushed), on a pair of QPs connected to each other in the client. */
-#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +26,8 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "verbs-peer.h"
 
 #define BUF_SIZE (16u << 20)
 #define MAX_MSG (8u << 20)
@@ -97,51 +96,6 @@ struct peer_info {
 	uint32_t spare_rkey;   /* the MR a Send with Invalidate names */
 };
 
-static int tcp_server(int port)
-{
-	int one = 1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
-		die("listen on %d", port);
-	int s = accept(l, NULL, NULL);
-	if (s < 0)
-		die("accept");
-	close(l);
-	return s;
-}
-
-static int tcp_client(const char *host, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		die("bad address %s", host);
-	for (int i = 0; i < 200; i++) {
-		int s = socket(AF_INET, SOCK_STREAM, 0);
-		if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a)) == 0)
-			return s;
-		close(s);
-		usleep(50000);
-	}
-	die("connect to %s:%d", host, port);
-	return -1;
-}
-
-static void tcp_xchg(int s, const void *out, void *in, size_t len)
-{
-	if (write(s, out, len) != (ssize_t)len)
-		die("tcp write");
-	for (size_t got = 0; got < len;) {
-		ssize_t n = read(s, (char *)in + got, len - got);
-		if (n <= 0)
-			die("tcp read");
-		got += (size_t)n;
-	}
-}
-
 /* ---- Verbs plumbing ------------------------------------------------------ */
 
 struct end {
@@ -151,24 +105,6 @@ struct end {
 	struct ibv_qp *qp;
 	uint32_t psn;
 };
-
-static struct ibv_context *open_usiw0(void)
-{
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-
-	for (int i = 0; list && i < n; i++) {
-		if (!strcmp(ibv_get_device_name(list[i]), "usiw0")) {
-			struct ibv_context *ctx = ibv_open_device(list[i]);
-			ibv_free_device_list(list);
-			if (!ctx)
-				die("ibv_open_device");
-			return ctx;
-		}
-	}
-	die("no usiw0");
-	return NULL;
-}
 
 static void make_qp(struct end *e, struct ibv_context *ctx, struct ibv_pd *pd)
 {
@@ -307,8 +243,8 @@ static int run_server(int port)
 {
 	/* The device first: its engine makes the link end that usiw-pair
 	 * waits for before it starts the client. */
-	struct ibv_context *ctx = open_usiw0();
-	int s = tcp_server(port);
+	struct ibv_context *ctx = verbs_peer_open_usiw0();
+	int s = verbs_peer_accept(port);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	uint8_t *buf = aligned_alloc(4096, BUF_SIZE), *spare = aligned_alloc(4096, 4096);
 	uint32_t *verdict = aligned_alloc(64, 64);
@@ -328,10 +264,10 @@ static int run_server(int port)
 	me.rkey = mr->rkey;
 	me.spare_rkey = spare_mr->rkey;
 	post_recv(e.qp, 0, buf, BUF_SIZE, mr->lkey);
-	tcp_xchg(s, &me, &peer, sizeof(me));
+	verbs_peer_exchange(s, &me, &peer, sizeof(me));
 	connect_qp(&e, &peer);
 	char go = 'g';
-	tcp_xchg(s, &go, &go, 1);
+	verbs_peer_exchange(s, &go, &go, 1);
 
 	/* Each message: check it, post the next receive, send the verdict.
 	 * The client's immediate data says which message it is (IMM_BASE +
@@ -653,8 +589,8 @@ static int run_client(const char *host, int port)
 {
 	struct client c = { 0 };
 	/* The device first: the server's open waits for this link end. */
-	struct ibv_context *ctx = open_usiw0();
-	int s = tcp_client(host, port);
+	struct ibv_context *ctx = verbs_peer_open_usiw0();
+	int s = verbs_peer_connect(host, port);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 
 	c.src = aligned_alloc(4096, BUF_SIZE);
@@ -672,10 +608,10 @@ static int run_client(const char *host, int port)
 	make_qp(&c.e, ctx, pd);
 	struct peer_info me = { 0 };
 	get_info(&c.e, &me);
-	tcp_xchg(s, &me, &c.peer, sizeof(me));
+	verbs_peer_exchange(s, &me, &c.peer, sizeof(me));
 	connect_qp(&c.e, &c.peer);
 	char go = 'g';
-	tcp_xchg(s, &go, &go, 1);
+	verbs_peer_exchange(s, &go, &go, 1);
 
 	/* The server's buffer as it filled it, read before anything wrote. */
 	rdma(&c, IBV_WR_RDMA_READ, c.dst, c.dst_mr->lkey, 1u << 20, 0, "first RDMA_READ");
@@ -704,7 +640,7 @@ static int run_client(const char *host, int port)
 	modify_to_error(&c);
 	print_memory("client");
 	printf("client: %d failure(s)\n", failures);
-	tcp_xchg(s, &go, &go, 1);
+	verbs_peer_exchange(s, &go, &go, 1);
 	ibv_destroy_qp(c.e.qp);
 	close(s);
 	return failures ? 1 : 0;
