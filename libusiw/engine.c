@@ -83,6 +83,7 @@ static int engine_start(struct usiw_engine *e)
 	rc = usiw_eal_start(&e->cfg);
 	if (rc)
 		return rc;
+	usiw_clock_init();
 	usiw_udp_engine_init(e);
 	rc = usiw_port_open(&e->port, &e->cfg, &e->stats.drop_tx_full, err, sizeof(err));
 	if (rc) {

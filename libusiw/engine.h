@@ -119,6 +119,11 @@ bool usiw_engine_set_thread_poll(struct usiw_engine *engine, usiw_engine_poll_fn
  * above that follow its [engine] progress settings. */
 const struct usiw_config *usiw_engine_config(const struct usiw_engine *engine);
 
+/* The engine's clock in nanoseconds (the TSC, scaled; any origin), for the
+ * layers above: it is cheaper to read than clock_gettime.  Valid once an
+ * engine has started (usiw_engine_get). */
+uint64_t usiw_clock_ns(void);
+
 /* Resolves the MAC of dst_ipv4, running progress until it is known or
  * timeout_ms passes.  Returns 0, or -EHOSTUNREACH / -ENETUNREACH with a
  * message in usiw_engine_last_error(). */

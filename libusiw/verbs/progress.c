@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "context.h"
 #include "progress_thread.h"
@@ -43,14 +42,6 @@ static struct {
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
 	.next_deadline = UINT64_MAX,
 };
-
-uint64_t usiw_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned engine_thread_poll(struct usiw_engine *engine)
 {
@@ -156,7 +147,7 @@ void usiw_progress_locked(struct usiw_context *ctx)
 {
 	if (progress.engine_thread)
 		return;
-	uint64_t now = usiw_monotonic_ns();
+	uint64_t now = usiw_clock_ns();
 	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
 	usiw_engine_progress(ctx->engine);
 	run_due_timers(now);
@@ -199,9 +190,9 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 	    !atomic_load_explicit(&progress.rx_mid_writes, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&progress.lock);
-	uint64_t start = usiw_monotonic_ns(), last_frame = start;
+	uint64_t start = usiw_clock_ns(), last_frame = start;
 	while (atomic_load_explicit(&progress.rx_mid_writes, memory_order_relaxed)) {
-		uint64_t now = usiw_monotonic_ns();
+		uint64_t now = usiw_clock_ns();
 		if (now - last_frame > ARRIVAL_GAP_NS || now - start > ARRIVAL_MAX_NS)
 			break;
 		atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
@@ -225,7 +216,7 @@ unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
 	if (pthread_mutex_trylock(&progress.lock))
 		return 0;
 	unsigned handled = usiw_engine_progress(engine);
-	run_due_timers(usiw_monotonic_ns());
+	run_due_timers(usiw_clock_ns());
 	pthread_mutex_unlock(&progress.lock);
 	*next_deadline = usiw_progress_next_deadline();
 	return handled;
@@ -290,7 +281,7 @@ static void host_xmit(void *arg, const void *hdr, size_t hdr_len, const void *da
 static uint64_t host_now(void *arg)
 {
 	(void)arg;
-	return usiw_monotonic_ns();
+	return usiw_clock_ns();
 }
 
 static void host_complete(void *arg, const struct rdmap_wc *wc)

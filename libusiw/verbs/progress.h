@@ -70,12 +70,11 @@ void usiw_progress_qp_changed(struct usiw_qp *qp);
  * progressing or about to).  Returns the frames handled; *next_deadline is
  * the earliest timer of the running stacks (UINT64_MAX: none). */
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline);
-/* CLOCK_MONOTONIC time of the application's last progressing verbs call. */
+/* usiw_clock_ns() time of the application's last progressing verbs call. */
 uint64_t usiw_progress_app_last_call_ns(void);
 /* The earliest timer of the running stacks as the last pass or verbs call
  * left it (UINT64_MAX: none); may be read without the lock. */
 uint64_t usiw_progress_next_deadline(void);
-uint64_t usiw_monotonic_ns(void);
 
 /* What a QP's stack and UDP endpoint call back (ctx = the QP). */
 extern const struct qp_stack_host_ops usiw_qp_host_ops;

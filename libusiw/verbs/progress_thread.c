@@ -116,7 +116,7 @@ static void *helper_main(void *arg)
 	(void)arg;
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	while (!atomic_load_explicit(&helper.stop, memory_order_relaxed)) {
-		uint64_t now = usiw_monotonic_ns();
+		uint64_t now = usiw_clock_ns();
 		uint64_t app = usiw_progress_app_last_call_ns();
 		bool taking_over = atomic_load_explicit(&helper.take_over, memory_order_relaxed);
 		/* app > now: a call since our clock read */
