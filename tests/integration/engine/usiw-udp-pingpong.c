@@ -3,7 +3,7 @@
  * resolves the server with ARP, sends datagrams of several sizes up to the
  * MTU one at a time, checks every byte of every echo, and reports the RTT.
  *
- *   usiw-udp-pingpong server [-p PORT] [-t SECONDS]
+ *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]
  *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
  *
  * -r: the client's endpoint references the data it sends instead of copying
@@ -12,11 +12,16 @@
  * client overwrites its buffer right after the send, and the echo must still
  * bring back what was sent.
  *
+ * -k: the server keeps serving after the client's goodbye until SIGTERM or
+ * SIGINT (a signal before the goodbye ends it at the goodbye), so that its
+ * counters can be read however fast the client was.
+ *
  * The engine reads its configuration from USIW_CONFIG. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +53,14 @@ struct state {
 	uint64_t echoed;
 	bool bye;
 };
+
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
 
 static int64_t now_ns(void)
 {
@@ -104,7 +117,7 @@ static void print_stats(const char *who, struct usiw_engine *e)
 	       st.arp_requests_sent, st.arp_replies_sent, st.arp_received);
 }
 
-static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s)
+static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool keep_serving)
 {
 	struct state *s = calloc(1, sizeof(*s));
 	int rc = usiw_udp_open(e, port, server_rx, s, &s->ep);
@@ -119,7 +132,12 @@ static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s)
 	printf("server: listening on %s:%u\n", ip, usiw_udp_port(s->ep));
 	fflush(stdout);
 	int64_t deadline = now_ns() + (int64_t)timeout_s * 1000000000;
-	while (!s->bye && now_ns() < deadline)
+	if (keep_serving) {
+		struct sigaction sa = { .sa_handler = request_stop };
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
+	while (!(s->bye && (!keep_serving || stop_requested)) && now_ns() < deadline)
 		usiw_engine_progress(e);
 	/* Let the echo of the goodbye leave. */
 	usiw_engine_progress(e);
@@ -264,7 +282,7 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS]\n"
+	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
 		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r]\n");
 }
@@ -275,7 +293,7 @@ int main(int argc, char **argv)
 	unsigned count = 1000;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
-	bool reference = false;
+	bool reference = false, keep_serving = false;
 	int opt;
 
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
@@ -284,13 +302,14 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:r")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:rk")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
 		case 's': sizes_arg = optarg; break;
 		case 't': timeout_s = atoi(optarg); break;
 		case 'r': reference = true; break;
+		case 'k': keep_serving = true; break;
 		default: usage(); return 2;
 		}
 	}
@@ -311,7 +330,7 @@ int main(int argc, char **argv)
 	       a->link_up ? "up" : "down");
 
 	if (server) {
-		rc = run_server(e, port, timeout_s);
+		rc = run_server(e, port, timeout_s, keep_serving);
 	} else {
 		size_t sizes[MAX_SIZES];
 		unsigned n = 0;
