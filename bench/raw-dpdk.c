@@ -467,14 +467,17 @@ static void stop_and_close(void *arg)
 /* memif handles its peer's disconnect in EAL's interrupt thread with no lock
  * against our own stop and close, and both peers close at the same moment:
  * closing from an alarm, which that thread runs between memif's callbacks,
- * keeps the two apart (as usiw's port.c does; see there). */
+ * keeps the two apart (as usiw's port.c does; see there).  No
+ * rte_eal_cleanup() after it: in DPDK 22.11 it frees the interrupt sources
+ * while that thread still runs, which then faults in rte_intr_fd_get (the
+ * memif server crashed in 1 of 4 runs); the process exits right after, and
+ * usiw-pair removes the run's EAL files. */
 static void close_link(struct link *l)
 {
 	if (rte_eal_alarm_set(1, stop_and_close, l) != 0)
 		stop_and_close(l);
 	while (!atomic_load(&l->closed))
 		rte_delay_us_sleep(1000);
-	rte_eal_cleanup();
 }
 
 static int parse_sizes(const char *arg, uint32_t *sizes)
