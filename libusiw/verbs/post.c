@@ -97,7 +97,10 @@ static int post_one_send(struct usiw_qp *qp, const struct ibv_send_wr *wr)
 		usiw_qp_flush_wr(qp, wr->wr_id, RDMAP_WC_SEND);
 		return 0;
 	}
-	return -qp_stack_post_send(qp->stack, &rwr);
+	int rc = -qp_stack_post_send(qp->stack, &rwr);
+	if (rc == 0 && (rwr.opcode == RDMAP_WR_RDMA_WRITE || rwr.opcode == RDMAP_WR_RDMA_WRITE_WITH_IMM))
+		usiw_progress_write_posted(qp);
+	return rc;
 }
 
 /* ibv_post_send(3): only RTS (and SQD) take work; a QP in error takes it and

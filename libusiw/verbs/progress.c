@@ -33,10 +33,10 @@ static struct {
 	 * progresses itself. */
 	_Atomic uint64_t app_last_call_ns;
 
-	/* Running QPs whose last segment received was an RDMA Write's, not
-	 * its last (usiw_progress_finish_arriving).  Written under the lock,
-	 * read without it for the quick check. */
-	_Atomic unsigned rx_mid_writes;
+	/* Running QPs that expect an RDMA Write to go on arriving, or to
+	 * begin (usiw_progress_finish_arriving).  Written under the lock, read
+	 * without it for the quick check. */
+	_Atomic unsigned writes_expected;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -183,15 +183,25 @@ void usiw_progress(struct usiw_context *ctx)
  * completes when it is in, so an application waiting for one polls the CQ
  * (waiting here for those made 64 KiB ib_send_lat's 99th percentile 130 ->
  * 600 us).  A Write that stops arriving (its sender was descheduled, or its
- * window is small) is left to the helper thread, woken for it. */
+ * window is small) is left to the helper thread, woken for it.
+ *
+ * The same holds for the peer's answer to a Write of ours in a Write
+ * ping-pong (usiw_progress_write_posted) when the completion of ours came
+ * before it: the peer's delayed ACK left on its own, without waiting for
+ * the answer (trp_defer_ack), because the peer took longer than the ACK
+ * delay to answer.  The application then spins on memory for the answer,
+ * with nobody receiving it but a helper asleep for up to 10 ms, while the
+ * peer's retransmission timer fires every millisecond or more: 64 KiB
+ * ib_write_lat over memif had ~120 timeouts in 5000 round trips, each with
+ * all 8 segments of a Write unacknowledged, and a 99th percentile of 5 ms. */
 void usiw_progress_finish_arriving(struct usiw_context *ctx)
 {
 	if (progress.engine_thread ||
-	    !atomic_load_explicit(&progress.rx_mid_writes, memory_order_relaxed))
+	    !atomic_load_explicit(&progress.writes_expected, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&progress.lock);
 	uint64_t start = usiw_clock_ns(), last_frame = start;
-	while (atomic_load_explicit(&progress.rx_mid_writes, memory_order_relaxed)) {
+	while (atomic_load_explicit(&progress.writes_expected, memory_order_relaxed)) {
 		uint64_t now = usiw_clock_ns();
 		if (now - last_frame > ARRIVAL_GAP_NS || now - start > ARRIVAL_MAX_NS)
 			break;
@@ -201,13 +211,13 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 		run_due_timers(now);
 	}
 	pthread_mutex_unlock(&progress.lock);
-	if (usiw_progress_rx_mid_write())
+	if (usiw_progress_write_expected())
 		usiw_helper_thread_take_over();
 }
 
-bool usiw_progress_rx_mid_write(void)
+bool usiw_progress_write_expected(void)
 {
-	return atomic_load_explicit(&progress.rx_mid_writes, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&progress.writes_expected, memory_order_relaxed) != 0;
 }
 
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
@@ -241,20 +251,51 @@ int usiw_progress_add_running(struct usiw_qp *qp)
 	return rc;
 }
 
-static void set_rx_mid_write(struct usiw_qp *qp, bool mid)
+static void set_write_expected(struct usiw_qp *qp, bool expected)
 {
-	if (mid == qp->rx_mid_write)
+	if (expected == qp->write_expected)
 		return;
-	qp->rx_mid_write = mid;
-	if (mid)
-		atomic_fetch_add_explicit(&progress.rx_mid_writes, 1, memory_order_relaxed);
+	qp->write_expected = expected;
+	if (expected)
+		atomic_fetch_add_explicit(&progress.writes_expected, 1, memory_order_relaxed);
 	else
-		atomic_fetch_sub_explicit(&progress.rx_mid_writes, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&progress.writes_expected, 1, memory_order_relaxed);
+}
+
+/* Changes with every segment of an RDMA Write received (a zero-length
+ * Write is one last segment): whether the peer wrote since a mark. */
+static uint64_t write_segments_mark(const struct usiw_qp *qp)
+{
+	const struct rdmap_ep_counters *c = rdmap_ep_counters(qp_stack_ep(qp->stack));
+
+	return c->rx_bytes[RDMAP_OP_WRITE] + c->rx_msgs[RDMAP_OP_WRITE];
+}
+
+/* A Write is expected while one is partly in, or while a Write of ours that
+ * answered one of the peer's (a Write ping-pong) awaits the peer's answer:
+ * until a segment of a Write from the peer arrives. */
+static void update_write_expected(struct usiw_qp *qp)
+{
+	if (qp->write_answer_awaited && write_segments_mark(qp) != qp->write_rx_mark)
+		qp->write_answer_awaited = false;
+	set_write_expected(qp, qp->write_answer_awaited ||
+				       rdmap_ep_rx_mid_write(qp_stack_ep(qp->stack)));
+}
+
+void usiw_progress_write_posted(struct usiw_qp *qp)
+{
+	uint64_t mark = write_segments_mark(qp);
+
+	qp->write_answer_awaited = mark != qp->write_rx_mark;
+	qp->write_rx_mark = mark;
+	update_write_expected(qp);
 }
 
 void usiw_progress_remove_running(struct usiw_qp *qp)
 {
-	set_rx_mid_write(qp, false);
+	qp->write_answer_awaited = false;
+	qp->write_rx_mark = 0;
+	set_write_expected(qp, false);
 	usiw_qp_timers_remove(&progress.timers, qp);
 	usiw_qp_timers_fini(&progress.timers);
 }
@@ -320,7 +361,7 @@ void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void
 			usiw_qp_open_on_first_segment(qp, data, len);
 		if (qp->stack) {
 			qp_stack_input(qp->stack, data, len);
-			set_rx_mid_write(qp, rdmap_ep_rx_mid_write(qp_stack_ep(qp->stack)));
+			update_write_expected(qp);
 			usiw_qp_timers_changed(&progress.timers, qp);
 		}
 	}

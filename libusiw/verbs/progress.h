@@ -51,11 +51,16 @@ void usiw_progress_locked(struct usiw_context *ctx);
 void usiw_progress(struct usiw_context *ctx);
 
 /* Before a poll_cq returns completions: receives the rest of RDMA Writes
- * whose first segments arrived, while more keep coming (bounded; progress.c
- * says why). */
+ * whose first segments arrived, while more keep coming, and the answers
+ * awaited by Writes of a Write ping-pong (bounded; progress.c says why). */
 void usiw_progress_finish_arriving(struct usiw_context *ctx);
-/* Whether a running QP's last segment received was a Write's, not its last. */
-bool usiw_progress_rx_mid_write(void);
+/* Whether a running QP expects an RDMA Write: one is partly in, or one
+ * answering ours is awaited. */
+bool usiw_progress_write_expected(void);
+/* With the lock held: an RDMA Write (with or without Immediate Data) was
+ * posted on the running QP; if the peer wrote since our previous Write, a
+ * Write answering this one is now expected. */
+void usiw_progress_write_posted(struct usiw_qp *qp);
 
 /* With the lock held: a stack was created (0, or -ENOMEM) / is about to be
  * destroyed. */

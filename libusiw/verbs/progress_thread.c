@@ -133,7 +133,7 @@ static void *helper_main(void *arg)
 			if (!taking_over_since)
 				taking_over_since = now;
 			uint64_t active = last_work > taking_over_since ? last_work : taking_over_since;
-			if (!usiw_progress_rx_mid_write() || now - active >= helper.spin_ns) {
+			if (!usiw_progress_write_expected() || now - active >= helper.spin_ns) {
 				atomic_store_explicit(&helper.take_over, false, memory_order_relaxed);
 				taking_over_since = 0;
 			}

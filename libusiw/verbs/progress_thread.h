@@ -11,7 +11,8 @@ int usiw_helper_thread_start(struct usiw_engine *engine);
 /* Called by the last context close; joins the thread. */
 void usiw_helper_thread_stop(void);
 /* From an application thread that leaves progress while an RDMA Write is
- * still arriving: wakes the thread, which progresses until it is in. */
+ * still arriving or awaited (usiw_progress_write_expected): wakes the
+ * thread, which progresses until it is in. */
 void usiw_helper_thread_take_over(void);
 
 #endif

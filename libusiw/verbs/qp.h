@@ -71,7 +71,12 @@ struct usiw_qp {
 		struct usiw_qp *next_changed;
 	} timer;
 	struct usiw_early_recvs early;
-	bool rx_mid_write;              /* counted in progress.c */
+	/* Counted in progress.c (usiw_progress_write_expected): a Write is
+	 * partly in, or write_answer_awaited.  write_rx_mark: the Write
+	 * segments received when we last posted a Write. */
+	bool write_expected;
+	bool write_answer_awaited;
+	uint64_t write_rx_mark;
 	/* While an application moves the QP to ERR, every completion is a
 	 * flush (the endpoint would report its oldest WR as a fatal error). */
 	bool flushing_on_request;
