@@ -32,6 +32,8 @@ static struct {
 	 * helper thread to stay out of the way of an application that
 	 * progresses itself. */
 	_Atomic uint64_t app_last_call_ns;
+	/* usiw_clock_ns() time of the last ibv_req_notify_cq (0: none). */
+	_Atomic uint64_t cq_armed_ns;
 
 	/* Running QPs that expect an RDMA Write to go on arriving, or to
 	 * begin (usiw_progress_finish_arriving).  Written under the lock, read
@@ -235,6 +237,19 @@ unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
 uint64_t usiw_progress_next_deadline(void)
 {
 	return atomic_load_explicit(&progress.next_deadline, memory_order_relaxed);
+}
+
+void usiw_progress_cq_armed(void)
+{
+	if (progress.engine_thread)
+		return;
+	atomic_store(&progress.cq_armed_ns, usiw_clock_ns());
+	usiw_helper_thread_wake();
+}
+
+uint64_t usiw_progress_cq_armed_ns(void)
+{
+	return atomic_load(&progress.cq_armed_ns);
 }
 
 uint64_t usiw_progress_app_last_call_ns(void)

@@ -15,4 +15,8 @@ void usiw_helper_thread_stop(void);
  * thread, which progresses until it is in. */
 void usiw_helper_thread_take_over(void);
 
+/* From an application thread that armed a CQ: wakes the thread if it is in
+ * one of its long sleeps beside a driving application. */
+void usiw_helper_thread_wake(void);
+
 #endif
