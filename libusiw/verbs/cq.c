@@ -124,7 +124,7 @@ int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
 	if (want > cq->arm)
 		cq->arm = want;
 	pthread_spin_unlock(&cq->lock);
-	usiw_progress_cq_armed();
+	usiw_progress_app_may_wait();
 	return 0;
 }
 

@@ -32,8 +32,9 @@ static struct {
 	 * helper thread to stay out of the way of an application that
 	 * progresses itself. */
 	_Atomic uint64_t app_last_call_ns;
-	/* usiw_clock_ns() time of the last ibv_req_notify_cq (0: none). */
-	_Atomic uint64_t cq_armed_ns;
+	/* usiw_clock_ns() time of the last usiw_progress_app_may_wait (0:
+	 * none). */
+	_Atomic uint64_t app_may_wait_ns;
 
 	/* Running QPs that expect an RDMA Write to go on arriving, or to
 	 * begin (usiw_progress_finish_arriving).  Written under the lock, read
@@ -239,17 +240,17 @@ uint64_t usiw_progress_next_deadline(void)
 	return atomic_load_explicit(&progress.next_deadline, memory_order_relaxed);
 }
 
-void usiw_progress_cq_armed(void)
+void usiw_progress_app_may_wait(void)
 {
 	if (progress.engine_thread)
 		return;
-	atomic_store(&progress.cq_armed_ns, usiw_clock_ns());
+	atomic_store(&progress.app_may_wait_ns, usiw_clock_ns());
 	usiw_helper_thread_wake();
 }
 
-uint64_t usiw_progress_cq_armed_ns(void)
+uint64_t usiw_progress_app_may_wait_ns(void)
 {
-	return atomic_load(&progress.cq_armed_ns);
+	return atomic_load(&progress.app_may_wait_ns);
 }
 
 uint64_t usiw_progress_app_last_call_ns(void)

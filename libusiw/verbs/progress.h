@@ -77,11 +77,13 @@ void usiw_progress_qp_changed(struct usiw_qp *qp);
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline);
 /* usiw_clock_ns() time of the application's last progressing verbs call. */
 uint64_t usiw_progress_app_last_call_ns(void);
-/* ibv_req_notify_cq: the application may next wait for a completion event
- * (progress_thread.c says what the helper thread does about it). */
-void usiw_progress_cq_armed(void);
+/* The application may be about to stop calling verbs and wait elsewhere:
+ * it armed a CQ (to block on the channel), or a QP reached RTR or RTS (it
+ * may now wait on its own socket).  progress_thread.c says what the helper
+ * thread does about it. */
+void usiw_progress_app_may_wait(void);
 /* usiw_clock_ns() time of the last such call (0: none). */
-uint64_t usiw_progress_cq_armed_ns(void);
+uint64_t usiw_progress_app_may_wait_ns(void);
 /* The earliest timer of the running stacks as the last pass or verbs call
  * left it (UINT64_MAX: none); may be read without the lock. */
 uint64_t usiw_progress_next_deadline(void);

@@ -21,13 +21,16 @@
  *   an application that progresses itself is left alone for long, and a
  *   timer it leaves pending when it stops (its last delayed ACK) waits for
  *   the end of our sleep: up to MAX_DRIVING_SLEEP_NS;
- * - an application that arms a CQ (ibv_req_notify_cq) means to wait for
- *   its completion event, blocked on the channel: it wakes the thread from
- *   such a long sleep, and for ARMED_WATCH_NS after the arming the thread's
- *   sleeps while the application drives last idle-sleep-us, so that it
- *   notices the application blocking (which usually polls the CQ once more
+ * - an application that may be about to wait elsewhere
+ *   (usiw_progress_app_may_wait: it armed a CQ to block on the channel, or
+ *   a QP reached RTR or RTS and it may now wait on its own socket, as the
+ *   passive side of perftest's bandwidth tests does) wakes the thread from
+ *   such a long sleep, and for WAIT_WATCH_NS after that the thread's sleeps
+ *   while the application drives last idle-sleep-us, so that it notices the
+ *   application stop (an event-driven one usually polls the CQ once more
  *   after arming) within one of them.  ib_send_lat -e over memif had its
- *   events up to 10 ms late (99th percentile 5 ms);
+ *   events up to 10 ms late (99th percentile 5 ms), and the passive side
+ *   of a bandwidth test could begin to receive up to 10 ms late;
  * - but an application that leaves poll_cq while an RDMA Write is still
  *   arriving (usiw_helper_thread_take_over) wakes the thread at once, which
  *   then progresses, driving or not, until that Write is in or no frame
@@ -59,10 +62,10 @@
  * sleeps growing from idle-sleep-us, did: 64 B over memif, 99% 15-108 us
  * against 9-13 us without a thread). */
 #define MAX_DRIVING_SLEEP_NS 10000000u
-/* How long after an application armed a CQ its driving sleeps stay short:
- * an event-driven application re-arms for every event, one that armed once
- * and polls on is left alone after this. */
-#define ARMED_WATCH_NS 1000000u
+/* How long after usiw_progress_app_may_wait() the driving sleeps stay
+ * short: an event-driven application re-arms for every event, one that
+ * armed once (or connected) and polls on is left alone after this. */
+#define WAIT_WATCH_NS 1000000u
 
 static struct {
 	pthread_t thread;
@@ -179,11 +182,11 @@ static void *helper_main(void *arg)
 		else
 			ns = MAX_DRIVING_SLEEP_NS;
 		if (ns == MAX_DRIVING_SLEEP_NS) {
-			/* Announced before the arming is looked at, as the
-			 * arming is stored before the announcement is (seq_cst
-			 * both): one of the two sides sees the other. */
+			/* Announced before the hint is looked at, as the hint
+			 * is stored before the announcement is looked at
+			 * (seq_cst both): one of the two sides sees the other. */
 			atomic_store(&helper.long_sleep, true);
-			if (now - usiw_progress_cq_armed_ns() < ARMED_WATCH_NS)
+			if (now - usiw_progress_app_may_wait_ns() < WAIT_WATCH_NS)
 				ns = helper.sleep_ns;
 		}
 		if (ns)

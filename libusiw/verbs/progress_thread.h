@@ -15,8 +15,9 @@ void usiw_helper_thread_stop(void);
  * thread, which progresses until it is in. */
 void usiw_helper_thread_take_over(void);
 
-/* From an application thread that armed a CQ: wakes the thread if it is in
- * one of its long sleeps beside a driving application. */
+/* From an application thread that may be about to wait elsewhere
+ * (usiw_progress_app_may_wait): wakes the thread if it is in one of its
+ * long sleeps beside a driving application. */
 void usiw_helper_thread_wake(void);
 
 #endif

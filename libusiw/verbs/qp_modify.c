@@ -360,5 +360,9 @@ int usiw_modify_qp(struct ibv_qp *ibv_qp, struct ibv_qp_attr *attr, int attr_mas
 	else
 		rc = apply(qp, to, attr, attr_mask);
 	usiw_context_unlock(qp->ctx);
-	return rc ? usiw_verb_failed(rc) : 0;
+	if (rc)
+		return usiw_verb_failed(rc);
+	if (to == IBV_QPS_RTR || to == IBV_QPS_RTS)
+		usiw_progress_app_may_wait();
+	return 0;
 }
