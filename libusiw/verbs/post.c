@@ -98,7 +98,8 @@ static int post_one_send(struct usiw_qp *qp, const struct ibv_send_wr *wr)
 		return 0;
 	}
 	int rc = -qp_stack_post_send(qp->stack, &rwr);
-	if (rc == 0 && (rwr.opcode == RDMAP_WR_RDMA_WRITE || rwr.opcode == RDMAP_WR_RDMA_WRITE_WITH_IMM))
+	if (rc == 0 && qp->state == IBV_QPS_RTS &&
+	    (rwr.opcode == RDMAP_WR_RDMA_WRITE || rwr.opcode == RDMAP_WR_RDMA_WRITE_WITH_IMM))
 		usiw_progress_write_posted(qp);
 	return rc;
 }

@@ -186,7 +186,9 @@ static void *helper_main(void *arg)
 			 * is stored before the announcement is looked at
 			 * (seq_cst both): one of the two sides sees the other. */
 			atomic_store(&helper.long_sleep, true);
-			if (now - usiw_progress_app_may_wait_ns() < WAIT_WATCH_NS)
+			uint64_t hint = usiw_progress_app_may_wait_ns();
+			/* hint > now: given since our clock read */
+			if (hint > now || now - hint < WAIT_WATCH_NS)
 				ns = helper.sleep_ns;
 		}
 		if (ns)
