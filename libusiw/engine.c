@@ -250,6 +250,16 @@ unsigned usiw_engine_progress(struct usiw_engine *e)
 	return handled;
 }
 
+unsigned usiw_engine_flush(struct usiw_engine *e)
+{
+	usiw_engine_lcore_ensure();
+	if (!rte_spinlock_recursive_trylock(&e->lock))
+		return 0;
+	unsigned sent = tx_flush(e);
+	rte_spinlock_recursive_unlock(&e->lock);
+	return sent;
+}
+
 bool usiw_engine_set_thread_poll(struct usiw_engine *e, usiw_engine_poll_fn poll)
 {
 	if (e->cfg.progress != USIW_PROGRESS_THREAD)

@@ -105,6 +105,12 @@ void usiw_udp_set_closed_port_answer(struct usiw_engine *engine, usiw_udp_closed
  * In thread mode the engine's own thread calls it and applications need not. */
 unsigned usiw_engine_progress(struct usiw_engine *engine);
 
+/* Only the flush of buffered transmissions (what the last pass of
+ * usiw_engine_progress does), for a caller that has just sent and expects
+ * nothing yet: no receive, no timers.  Returns the frames sent; 0 at once if
+ * another thread is progressing (it flushes). */
+unsigned usiw_engine_flush(struct usiw_engine *engine);
+
 /* Thread mode: makes the engine's thread call poll(engine) in its loop
  * instead of usiw_engine_progress, for a layer above whose own lock must be
  * taken before the engine's (the verbs provider: its rx callbacks take that

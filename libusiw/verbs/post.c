@@ -127,7 +127,7 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 			wr = wr->next;
 	}
 	usiw_progress_qp_changed(qp);
-	usiw_progress_locked(qp->ctx);
+	usiw_progress_sent_locked(qp->ctx);
 	usiw_context_unlock(qp->ctx);
 	return rc;
 }

@@ -156,6 +156,14 @@ void usiw_progress_locked(struct usiw_context *ctx)
 	run_due_timers(now);
 }
 
+void usiw_progress_sent_locked(struct usiw_context *ctx)
+{
+	if (progress.engine_thread)
+		return;
+	atomic_store_explicit(&progress.app_last_call_ns, usiw_clock_ns(), memory_order_relaxed);
+	usiw_engine_flush(ctx->engine);
+}
+
 void usiw_progress(struct usiw_context *ctx)
 {
 	if (progress.engine_thread)

@@ -49,6 +49,12 @@ void usiw_context_unlock(struct usiw_context *ctx);
 void usiw_progress_locked(struct usiw_context *ctx);
 /* The same, taking the lock. */
 void usiw_progress(struct usiw_context *ctx);
+/* What ibv_post_send runs, with the lock held: what it queued leaves at
+ * once, and the application counts as driving.  Nothing is received: an
+ * answer cannot have come yet, and the application's next poll_cq (or the
+ * helper thread) receives it; an empty receive pass, the timers and the
+ * clock reads were a tenth of a 64 B Send's instructions. */
+void usiw_progress_sent_locked(struct usiw_context *ctx);
 
 /* Before a poll_cq returns completions: receives the rest of RDMA Writes
  * whose first segments arrived, while more keep coming, and the answers
