@@ -127,7 +127,12 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 			wr = wr->next;
 	}
 	usiw_progress_qp_changed(qp);
-	usiw_progress_sent_locked(qp->ctx);
+	/* A post refused for a full send queue is retried, perhaps without a
+	 * poll_cq in between: that one receives, so the retry can succeed. */
+	if (rc)
+		usiw_progress_locked(qp->ctx);
+	else
+		usiw_progress_sent_locked(qp->ctx);
 	usiw_context_unlock(qp->ctx);
 	return rc;
 }
