@@ -58,7 +58,9 @@ static void engine_free(struct usiw_engine *e)
 		rte_ring_free(e->loopback);
 	}
 	usiw_memif_prefault_cancel(&e->memif_prefault);
+	/* The port's last flush may still put refused frames in the backlog. */
 	usiw_port_close(&e->port);
+	usiw_tx_backlog_fini(&e->tx_backlog);
 	free(e);
 }
 
@@ -69,10 +71,22 @@ static void engine_free(struct usiw_engine *e)
  * of all at once after the last (64 KiB over memif is 8 segments). */
 #define TX_FLUSH_BYTES (16 * 1024)
 
+/* The frames that wait for a full tx queue go first; while some still wait,
+ * the buffered ones go behind them, so that frames leave in the order they
+ * were sent. */
 static uint16_t tx_flush(struct usiw_engine *e)
 {
+	struct rte_eth_dev_tx_buffer *txb = e->port.txb;
+	unsigned sent = usiw_tx_backlog_send(&e->tx_backlog, e->port.id, 0);
+
 	e->tx_buffered_bytes = 0;
-	return rte_eth_tx_buffer_flush(e->port.id, 0, e->port.txb);
+	if (txb->length && !usiw_tx_backlog_empty(&e->tx_backlog)) {
+		usiw_tx_backlog_add(&e->tx_backlog, txb->pkts, txb->length);
+		txb->length = 0;
+	} else {
+		sent += rte_eth_tx_buffer_flush(e->port.id, 0, txb);
+	}
+	return (uint16_t)sent;
 }
 
 static int engine_start(struct usiw_engine *e)
@@ -90,6 +104,13 @@ static int engine_start(struct usiw_engine *e)
 		usiw_engine_set_error("%s", err);
 		return rc;
 	}
+	rc = usiw_tx_backlog_init(&e->tx_backlog, e->port.id, &e->stats.drop_tx_full);
+	if (rc) {
+		usiw_engine_set_error("%s: out of EAL memory for the tx backlog: give EAL more "
+				      "memory ([eal] args -m)", e->cfg.path);
+		return rc;
+	}
+	rte_eth_tx_buffer_set_err_callback(e->port.txb, usiw_tx_backlog_refused, &e->tx_backlog);
 	if (e->port.is_memif)
 		usiw_memif_prefault_init(&e->memif_prefault, e->port.id);
 	memcpy(e->attr.mac, e->port.mac.addr_bytes, 6);
@@ -182,11 +203,14 @@ void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 
+	struct rte_eth_dev_tx_buffer *txb = e->port.txb;
+
 	e->stats.tx_packets++;
 	e->stats.tx_bytes += len;
-	if (rte_eth_tx_buffer(e->port.id, 0, e->port.txb, m))
-		e->tx_buffered_bytes = 0;   /* the buffer was full and went */
-	else if ((e->tx_buffered_bytes += len) >= TX_FLUSH_BYTES)
+	/* Not rte_eth_tx_buffer: its flush of a full buffer would pass frames
+	 * waiting in the backlog. */
+	txb->pkts[txb->length++] = m;
+	if (txb->length == txb->size || (e->tx_buffered_bytes += len) >= TX_FLUSH_BYTES)
 		tx_flush(e);
 }
 

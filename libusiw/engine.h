@@ -77,9 +77,10 @@ size_t usiw_udp_max_payload(const struct usiw_engine *engine);
  * The frame leaves at the end of the current or next progress call.
  * Returns:
  *   0             sent, or queued while the peer's MAC is being resolved (ARP);
- *   -EAGAIN       no buffer now (no mbuf, or the ARP queue of that peer is
- *                 full): call progress and retry, or let the reliability layer
- *                 retransmit;
+ *   -EAGAIN       no buffer now (no mbuf, the ARP queue of that peer is full,
+ *                 or so many frames wait for the port's full tx queue that
+ *                 this one could not: tx_backlog.h): call progress and retry,
+ *                 or let the reliability layer send it again;
  *   -EHOSTUNREACH the peer did not answer ARP (the queued datagrams to it were
  *                 dropped; a later send starts resolution again after a hold-off);
  *   -ENETUNREACH  the peer is not in the port's subnet (there is no router);

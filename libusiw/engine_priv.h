@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "memif_prefault.h"
 #include "port.h"
+#include "tx_backlog.h"
 
 extern int usiw_logtype;
 #define USIW_LOG(level, fmt, ...) \
@@ -43,6 +44,7 @@ struct usiw_engine {
 	struct usiw_demux demux;
 	struct rte_ring *loopback;
 	uint32_t tx_buffered_bytes;   /* in port.txb (usiw_engine_tx_frame) */
+	struct usiw_tx_backlog tx_backlog;  /* frames the tx queue refused */
 	/* Shared by every frame that references a sender's data: a count that
 	 * never reaches 0 (the data is not ours to free). */
 	struct rte_mbuf_ext_shared_info tx_ref_shinfo;

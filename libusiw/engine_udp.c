@@ -120,6 +120,11 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	if (!on_link(e, dst_ipv4))
 		return -ENETUNREACH;
 	usiw_engine_lcore_ensure();
+	/* The frames buffered for the next flush and this one must be able to
+	 * wait if the tx queue refuses them: the sender is told to wait instead
+	 * of having its frame dropped. */
+	if (!usiw_tx_backlog_has_room(&e->tx_backlog, e->port.txb->length + 1u))
+		return -EAGAIN;
 
 	struct rte_mbuf *m = rte_pktmbuf_alloc(e->port.pool);
 	if (!m) {

@@ -5,12 +5,18 @@
  *
  *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]
  *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
+ *                            [-w WINDOW]
  *
  * -r: the client's endpoint references the data it sends instead of copying
  * it (usiw_udp_reference_data), and its first datagram, of the largest size,
  * goes before the server's MAC is known: it waits in the ARP queue, so the
  * client overwrites its buffer right after the send, and the echo must still
  * bring back what was sent.
+ *
+ * -w: after the ping-pongs, the client streams COUNT datagrams of the largest
+ * size with up to WINDOW of them not yet echoed, more than the link's queue
+ * holds (1024 frames): the frames its tx queue cannot take yet must wait,
+ * not be lost (a loss-free link loses nothing), and every echo is checked.
  *
  * -k: the server keeps serving after the client's goodbye until SIGTERM or
  * SIGINT (a signal before the goodbye ends it at the goodbye), so that its
@@ -52,7 +58,14 @@ struct state {
 	bool got;
 	uint64_t echoed;
 	bool bye;
+	/* -w: echoes of the stream, checked as they come (client_rx) */
+	uint8_t *stream_seen;         /* by seq - STREAM_SEQ0 */
+	uint32_t stream_count, stream_echoes;
+	size_t stream_size;
+	bool stream_bad;
 };
+
+#define STREAM_SEQ0 0x40000000u
 
 static volatile sig_atomic_t stop_requested;
 
@@ -92,9 +105,37 @@ static void server_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void 
 		s->bye = true;
 }
 
+static bool stream_echo_ok(struct state *s, const uint8_t *data, size_t len)
+{
+	struct ping p;
+
+	memcpy(&p, data, sizeof(p));
+	uint32_t i = p.seq - STREAM_SEQ0;
+	if (i >= s->stream_count || s->stream_seen[i] || len != s->stream_size || p.len != len) {
+		fprintf(stderr, "client: stream: unexpected echo seq %u, %zu bytes\n", p.seq, len);
+		return false;
+	}
+	for (size_t b = sizeof(p); b < len; b++)
+		if (data[b] != pattern(p.seq, b)) {
+			fprintf(stderr, "client: stream: seq %u: byte %zu is %#x, expected %#x\n",
+				p.seq, b, data[b], pattern(p.seq, b));
+			return false;
+		}
+	s->stream_seen[i] = 1;
+	return true;
+}
+
 static void client_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void *data, size_t len)
 {
 	struct state *s = ctx;
+
+	if (s->stream_seen && len >= sizeof(struct ping)) {
+		if (stream_echo_ok(s, data, len))
+			s->stream_echoes++;
+		else
+			s->stream_bad = true;
+		return;
+	}
 	if (len > sizeof(s->buf))
 		len = sizeof(s->buf);
 	memcpy(s->buf, data, len);
@@ -212,8 +253,52 @@ static int ping(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t p
 	return -1;
 }
 
+/* -w: count datagrams of `size` with up to `window` not yet echoed; each
+ * echo is checked (client_rx).  Returns 0 if every one came back. */
+static int stream(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t port,
+		  unsigned count, size_t size, unsigned window)
+{
+	uint8_t out[9216];
+	unsigned sent = 0;
+
+	s->stream_seen = calloc(count, 1);
+	s->stream_count = count;
+	s->stream_size = size;
+	s->stream_echoes = 0;
+	int64_t last_progress = now_ns();
+	while (s->stream_echoes < count && !s->stream_bad &&
+	       now_ns() - last_progress < RESEND_NS * MAX_RESENDS) {
+		if (sent < count && sent - s->stream_echoes < window) {
+			struct ping p = { STREAM_SEQ0 + sent, (uint32_t)size };
+			memcpy(out, &p, sizeof(p));
+			for (size_t b = sizeof(p); b < size; b++)
+				out[b] = pattern(p.seq, b);
+			int rc = usiw_udp_send(s->ep, dst, port, out, sizeof(p), out + sizeof(p),
+					       size - sizeof(p));
+			if (rc == 0) {
+				sent++;
+				continue;
+			}
+			if (rc != -EAGAIN) {
+				fprintf(stderr, "client: stream: send failed: %s\n", strerror(-rc));
+				break;
+			}
+		}
+		unsigned before = s->stream_echoes;
+		usiw_engine_progress(e);
+		if (s->stream_echoes != before)
+			last_progress = now_ns();
+	}
+	printf("client: stream of %u x %zu B, window %u: %u echoes\n", count, size, window,
+	       s->stream_echoes);
+	int ok = s->stream_echoes == count && !s->stream_bad;
+	free(s->stream_seen);
+	s->stream_seen = NULL;
+	return ok ? 0 : -1;
+}
+
 static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
-		      size_t *sizes, unsigned nsizes, bool reference)
+		      size_t *sizes, unsigned nsizes, bool reference, unsigned window)
 {
 	struct in_addr dst;
 	if (inet_pton(AF_INET, server, &dst) != 1) {
@@ -270,6 +355,11 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 		       rtts[(count * 99) / 100] / 1e3);
 	}
 	free(rtts);
+	if (window && status == 0 &&
+	    stream(e, s, dst.s_addr, port, count, sizes[nsizes - 1], window) < 0) {
+		fprintf(stderr, "client: stream: datagrams lost\n");
+		status = 1;
+	}
 	int64_t bye_rtt;
 	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
 		status = 1;
@@ -284,13 +374,13 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
-		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r]\n");
+		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW]\n");
 }
 
 int main(int argc, char **argv)
 {
 	uint16_t port = DEFAULT_PORT;
-	unsigned count = 1000;
+	unsigned count = 1000, window = 0;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
 	bool reference = false, keep_serving = false;
@@ -302,7 +392,7 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:rk")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
@@ -310,6 +400,7 @@ int main(int argc, char **argv)
 		case 't': timeout_s = atoi(optarg); break;
 		case 'r': reference = true; break;
 		case 'k': keep_serving = true; break;
+		case 'w': window = (unsigned)atoi(optarg); break;
 		default: usage(); return 2;
 		}
 	}
@@ -347,7 +438,7 @@ int main(int argc, char **argv)
 			sizes[n++] = v;
 		}
 		free(list);
-		rc = run_client(e, argv[optind], port, count, sizes, n, reference);
+		rc = run_client(e, argv[optind], port, count, sizes, n, reference, window);
 	}
 	fflush(stdout);
 	usiw_engine_put(e);
