@@ -3,6 +3,7 @@
 #include "listen.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -257,14 +258,16 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 
 /* ---- rdma_reject ---------------------------------------------------- */
 
-static void reject_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
-			size_t data_len, void *cookie)
+/* A REJECT the engine cannot take now (-EAGAIN) goes again at TRP's next
+ * poll (trp_ops.xmit). */
+static int reject_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
+		       size_t data_len, void *cookie)
 {
 	struct cm_request *r = ctx;
 
 	(void)cookie;
-	cm_usiw->udp_send(r->listen_id->ep, r->src_ipv4, r->src_port, hdr, hdr_len, data,
-			  data_len);
+	return cm_usiw->udp_send(r->listen_id->ep, r->src_ipv4, r->src_port, hdr, hdr_len,
+				 data, data_len) == -EAGAIN;
 }
 
 static uint64_t reject_now(void *ctx)

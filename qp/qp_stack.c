@@ -13,13 +13,13 @@ struct qp_stack {
 
 /* ---- TRP callbacks ----------------------------------------------------- */
 
-static void trp_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
+static int trp_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
 		     size_t data_len, void *cookie)
 {
 	struct qp_stack *qs = ctx;
 
 	(void)cookie;
-	qs->ops->xmit(qs->ctx, hdr, hdr_len, data, data_len);
+	return qs->ops->xmit(qs->ctx, hdr, hdr_len, data, data_len);
 }
 
 static uint64_t trp_now(void *ctx)

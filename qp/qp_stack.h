@@ -18,9 +18,11 @@
 
 struct qp_stack_host_ops {
 	/* One datagram out: hdr (TRP + DDP/RDMAP headers, valid during the call)
-	 * then data_len bytes of data, which stays valid until acknowledged. */
-	void (*xmit)(void *ctx, const void *hdr, size_t hdr_len, const void *data,
-		     size_t data_len);
+	 * then data_len bytes of data, which stays valid until acknowledged.
+	 * Returns 0, or non-zero if the host cannot take it now (its transmit
+	 * queue is full): TRP sends it again soon (trp_ops.xmit). */
+	int (*xmit)(void *ctx, const void *hdr, size_t hdr_len, const void *data,
+		    size_t data_len);
 	uint64_t (*now_ns)(void *ctx);
 	void (*complete)(void *ctx, const struct rdmap_wc *wc);
 	/* TRP connection events (CONNECT_REQUEST, ESTABLISHED, REJECTED, CLOSED,

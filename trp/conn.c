@@ -427,6 +427,13 @@ void trp_poll(struct trp_conn *c)
 		send_on_timeout(c);
 	if (c->state == TRP_STATE_FAILED)
 		return;
+	/* What the host could not take goes again now (ops.xmit). */
+	if (c->xmit_busy) {
+		c->xmit_busy = false;
+		send_retransmit_lost(c);
+		if (c->ack_now)
+			send_ack_only(c, TRP_OP_ACK);
+	}
 	if (c->ack_deadline <= now)
 		send_ack_only(c, TRP_OP_ACK);
 	if (conn_open(c) && c->keepalive_at <= now)
@@ -442,7 +449,7 @@ uint64_t trp_next_deadline(const struct trp_conn *c)
 		t = c->ack_deadline;
 	if (conn_open(c) && c->keepalive_at < t)
 		t = c->keepalive_at;
-	return t;
+	return c->xmit_busy ? 0 : t;
 }
 
 /* ---- Introspection ----------------------------------------------------- */

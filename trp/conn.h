@@ -53,6 +53,7 @@ struct trp_conn {
 	struct trp_cc cc_before_rto;
 	bool rto_undo_armed;
 	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
+	bool xmit_busy;          /* a packet the host could not take waits (ops.xmit) */
 	struct trp_rtt rtt;
 	struct trp_cc cc;
 

@@ -51,8 +51,9 @@ struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode)
 }
 
 /* Encode the TRP header (with the current ACK state) in front of the bytes
- * already in buf + TRP_HDR_LEN and hand the datagram to the host. */
-static void xmit_packet(struct trp_conn *c, uint8_t *buf, unsigned opcode, uint32_t psn,
+ * already in buf + TRP_HDR_LEN and hand the datagram to the host.  Returns
+ * false if the host could not take it (ops.xmit): nothing was sent. */
+static bool xmit_packet(struct trp_conn *c, uint8_t *buf, unsigned opcode, uint32_t psn,
                         size_t ulp_len, const void *data, size_t data_len,
                         uint32_t payload_crc, void *cookie)
 {
@@ -70,16 +71,35 @@ static void xmit_packet(struct trp_conn *c, uint8_t *buf, unsigned opcode, uint3
 	trp_header_encode(&h, buf);
 	if (c->cfg.checksum)
 		trp_header_set_checksum(buf, trp_checksum_finish(payload_crc, buf));
+	if (c->ops.xmit(c->ctx, buf, TRP_HDR_LEN + ulp_len, data, data_len, cookie) != 0) {
+		c->stats.xmit_busy++;
+		c->xmit_busy = true;
+		return false;
+	}
 	c->stats.pkts_sent++;
 	c->stats.bytes_sent += TRP_HDR_LEN + ulp_len + data_len;
 	if (h.sack)
 		c->stats.sacks_sent++;
 	recv_ack_sent(c);
-	c->ops.xmit(c->ctx, buf, TRP_HDR_LEN + ulp_len, data, data_len, cookie);
+	return true;
 }
 
+static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
+{
+	s->flags |= SLOT_LOST;
+	c->n_lost++;
+}
+
+/* A packet the host could not take is marked lost, as if the wire had lost
+ * it, so that it goes again before new data (send_window_open), but without
+ * the congestion response to a loss: nothing was in the network. */
 void send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 {
+	if (!xmit_packet(c, s->buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
+	                 s->payload_crc, s->cookie)) {
+		slot_mark_lost(c, s);
+		return;
+	}
 	uint64_t now = conn_now(c);
 
 	if (s->tx_count > 0)
@@ -89,8 +109,6 @@ void send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 	s->sent_ns = now;
 	if (c->rto_deadline == TRP_NO_DEADLINE)
 		c->rto_deadline = now + rtt_timeout(&c->rtt);
-	xmit_packet(c, s->buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
-	            s->payload_crc, s->cookie);
 }
 
 int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
@@ -147,22 +165,18 @@ void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t
 	send_slot_xmit(c, s);
 }
 
-/* ACK or KEEPALIVE: no PSN consumed, nothing to retransmit. */
+/* ACK or KEEPALIVE: no PSN consumed, nothing to retransmit.  An ACK the
+ * host could not take stays due (trp_poll sends it again). */
 void send_ack_only(struct trp_conn *c, unsigned opcode)
 {
 	uint8_t buf[TRP_HDR_LEN];
 
+	if (!xmit_packet(c, buf, opcode, c->snd_nxt, 0, NULL, 0, CRC32C_INIT, NULL))
+		return;
 	if (opcode == TRP_OP_ACK)
 		c->stats.acks_sent++;
 	else
 		c->stats.keepalives_sent++;
-	xmit_packet(c, buf, opcode, c->snd_nxt, 0, NULL, 0, CRC32C_INIT, NULL);
-}
-
-static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
-{
-	s->flags |= SLOT_LOST;
-	c->n_lost++;
 }
 
 /* Release one cumulatively acknowledged slot.  Returns whether the peer

@@ -113,9 +113,15 @@ enum trp_event_type {
 struct trp_ops {
 	/* Transmit one datagram: hdr (TRP header + ULP header, valid only during
 	 * the call) followed by data (NULL for control packets).  data is the
-	 * pointer given to trp_send(), also on retransmission. */
-	void (*xmit)(void *ctx, const void *hdr, size_t hdr_len,
-	             const void *data, size_t data_len, void *cookie);
+	 * pointer given to trp_send(), also on retransmission.  Returns 0, or
+	 * non-zero when the host cannot take the datagram now (its own transmit
+	 * queue is full): the packet then counts as not sent, no new data goes
+	 * before it, and it is sent again at the next trp_poll() (which
+	 * trp_next_deadline() makes due at once) or acknowledgement, instead of
+	 * being taken for lost on the wire and waiting for the retransmission
+	 * timeout. */
+	int (*xmit)(void *ctx, const void *hdr, size_t hdr_len,
+	            const void *data, size_t data_len, void *cookie);
 	/* Monotonic time in nanoseconds. */
 	uint64_t (*now_ns)(void *ctx);
 	/* A new DATA packet, immediately even if out of order.
@@ -161,6 +167,7 @@ struct trp_stats {
 	uint64_t timeouts;                  /* RTO expirations */
 	uint64_t spurious_timeouts;         /* ... found spurious and undone */
 	uint64_t fast_retransmits;          /* retransmissions triggered by SACK */
+	uint64_t xmit_busy;                 /* transmissions the host could not take */
 	uint64_t sacks_sent, sacks_rcvd;    /* packets carrying a non-zero SACK bitmap */
 	uint64_t acks_sent;                 /* ACK-only packets */
 	uint64_t keepalives_sent;

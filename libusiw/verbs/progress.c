@@ -3,6 +3,7 @@
  * engine, datagrams in from it, the clock. */
 #include "progress.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -76,6 +77,7 @@ static void report_qps(struct usiw_counters *out)
 		VALUE(timeouts);
 		VALUE(spurious_timeouts);
 		VALUE(fast_retransmits);
+		VALUE(xmit_busy);
 		VALUE(acks_sent);
 		VALUE(dup_dropped);
 		VALUE(window_dropped);
@@ -331,16 +333,18 @@ void usiw_progress_qp_changed(struct usiw_qp *qp)
 
 /* ---- Host operations of a QP's stack ------------------------------------ */
 
-/* A datagram the engine cannot take now (-EAGAIN: no mbuf, ARP queue full)
- * is lost to TRP, which retransmits it; the others cannot happen after RTR
- * resolved the peer and sized segments to the path (and TRP's retries end
- * the connection if the peer really went away). */
-static void host_xmit(void *arg, const void *hdr, size_t hdr_len, const void *data,
-		      size_t data_len)
+/* A datagram the engine cannot take now (-EAGAIN: no mbuf, ARP queue full,
+ * the tx queue and its backlog full) is refused to TRP, which sends it again
+ * at its next poll; the other errors cannot happen after RTR resolved the
+ * peer and sized segments to the path (and TRP's retries end the connection
+ * if the peer really went away). */
+static int host_xmit(void *arg, const void *hdr, size_t hdr_len, const void *data,
+		     size_t data_len)
 {
 	struct usiw_qp *qp = arg;
 
-	usiw_udp_send(qp->udp, qp->peer_ipv4, qp->peer_port, hdr, hdr_len, data, data_len);
+	return usiw_udp_send(qp->udp, qp->peer_ipv4, qp->peer_port, hdr, hdr_len, data,
+			     data_len) == -EAGAIN;
 }
 
 static uint64_t host_now(void *arg)

@@ -21,9 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint64_t fuzz_now;
 
-static void fz_xmit(void *ctx, const void *hdr, size_t hl, const void *d, size_t dl)
+static int fz_xmit(void *ctx, const void *hdr, size_t hl, const void *d, size_t dl)
 {
 	(void)ctx, (void)hdr, (void)hl, (void)d, (void)dl;
+	return 0;
 }
 
 static uint64_t fz_now(void *ctx)

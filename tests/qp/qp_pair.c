@@ -8,8 +8,8 @@ static struct qp_pair_side *side_of(void *ctx)
 	return ctx;
 }
 
-static void host_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
-		      size_t data_len)
+static int host_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
+		     size_t data_len)
 {
 	struct qp_pair_side *s = side_of(ctx);
 	struct qp_pair *p = s->pair;
@@ -21,6 +21,7 @@ static void host_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *da
 	if (data_len)
 		memcpy(p->frame + hdr_len, data, data_len);
 	simlink_send(p->link, s->side, p->frame, hdr_len + data_len);
+	return 0;
 }
 
 static uint64_t host_now(void *ctx)

@@ -5,7 +5,8 @@
  * and version with the connection's own (so the fuzzer reaches deep states
  * without guessing 32-bit nonces), bit 1 fixes the length field, bit 2 runs
  * the timers, bit 3 sends a DATA packet from our side, bit 4 asks for
- * shutdown.  Each input starts a fresh connection, either established
+ * shutdown, bit 7 makes the host refuse the transmissions of this record
+ * (a full transmit queue: trp_ops.xmit).  Each input starts a fresh connection, either established
  * (handshake-less) or in IDLE (to reach the passive handshake), and ends by
  * destroying it: no crash, no UB, no leak, and every sent cookie reported
  * exactly once. */
@@ -16,13 +17,14 @@
 
 struct fuzz_ctx {
 	uint64_t now;
+	bool host_busy;
 	unsigned sent, acked;
 	uint8_t data[512];
 };
 
-static void fz_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t dl, void *c)
+static int fz_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t dl, void *c)
 {
-	(void)ctx, (void)c;
+	(void)c;
 	/* Touch every byte handed out, so ASan checks the buffers are valid. */
 	volatile uint8_t sink = 0;
 	for (size_t i = 0; i < hl; i++)
@@ -30,6 +32,7 @@ static void fz_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t d
 	for (size_t i = 0; i < dl; i++)
 		sink ^= ((const uint8_t *)d)[i];
 	(void)sink;
+	return ((struct fuzz_ctx *)ctx)->host_busy ? -1 : 0;
 }
 
 static uint64_t fz_now(void *ctx)
@@ -103,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 		size_t len = (size_t)in[2] << 8 | in[3];
 
 		f.now += (uint64_t)in[1] * 1000;
+		f.host_busy = flags & 128;
 		in += 4, size -= 4;
 		if (len > size)
 			len = size;

@@ -50,19 +50,22 @@ static uint32_t get_index(const uint8_t *p)
 
 /* ---- trp_ops ----------------------------------------------------------- */
 
-static void op_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
-                    size_t data_len, void *cookie)
+static int op_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
+                   size_t data_len, void *cookie)
 {
 	struct pair_peer *peer = ctx;
 	uint8_t buf[TRP_HDR_LEN + TRP_MAX_ULP_HDR + 65536];
 
 	(void)cookie;
+	if (peer->busy_every && ++peer->xmit_calls % peer->busy_every == 0)
+		return -1;
 	assert_true(hdr_len >= TRP_HDR_LEN && hdr_len <= TRP_HDR_LEN + TRP_MAX_ULP_HDR);
 	assert_true(data_len <= 65535);
 	memcpy(buf, hdr, hdr_len);
 	if (data_len)
 		memcpy(buf + hdr_len, data, data_len);
 	simlink_send(peer->pair->link, peer->side, buf, hdr_len + data_len);
+	return 0;
 }
 
 static uint64_t op_now(void *ctx)

@@ -36,6 +36,9 @@ struct pair_peer {
 	uint32_t refuse_times;        /* ... this many times */
 	uint32_t defer_ack_every;     /* deliver() calls trp_defer_ack on every
 	                               * this-many-th message (0: never) */
+	uint32_t busy_every;          /* the host refuses every this-many-th
+	                               * transmission (trp_ops.xmit; 0: never) */
+	uint32_t xmit_calls;
 
 	/* Sending a stream of n_to_send messages from the writable() pump. */
 	uint32_t n_to_send, n_sent;

@@ -525,9 +525,10 @@ static void test_destroy_reports_outstanding(void **state)
 	pair_fini(&p);
 }
 
-static void stub_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t dl, void *c)
+static int stub_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t dl, void *c)
 {
 	(void)ctx, (void)h, (void)hl, (void)d, (void)dl, (void)c;
+	return 0;
 }
 static uint64_t stub_now(void *ctx) { (void)ctx; return 0; }
 static bool stub_deliver(void *ctx, uint32_t psn, const void *p, size_t l)

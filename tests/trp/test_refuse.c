@@ -22,7 +22,7 @@ struct capture {
 	unsigned n_ev;
 };
 
-static void cap_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
+static int cap_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
 		     size_t data_len, void *cookie)
 {
 	struct capture *c = ctx;
@@ -33,6 +33,7 @@ static void cap_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *dat
 		memcpy(c->pkt + hdr_len, data, data_len);
 	c->len = hdr_len + data_len;
 	c->sent++;
+	return 0;
 }
 
 static uint64_t cap_now(void *ctx)

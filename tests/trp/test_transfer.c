@@ -439,6 +439,36 @@ static void test_burst_loss_recovers(void **state)
 	pair_fini(&p);
 }
 
+/* A host whose transmit queue is full refuses a packet (trp_ops.xmit): it
+ * goes again at the next poll, before new data, and is not taken for a loss
+ * on the wire: no timeout, nothing sent twice, everything delivered once and
+ * in order (the pair's callbacks check that), ACKs refused too (B's host
+ * refuses as well). */
+static void test_busy_host_resends_at_once(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=20,seed=13");
+	struct pair p;
+	struct trp_stats a, b;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	p.peer[0].busy_every = 3;
+	p.peer[1].busy_every = 4;
+	pair_stream(&p, SIMLINK_A, 3000, 1000);
+	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &a);
+	peer_stats(&p.peer[1], &b);
+	assert_int_equal(p.peer[1].n_delivered, 3000);
+	assert_true(a.xmit_busy >= 1000);
+	assert_true(b.xmit_busy > 0);
+	assert_int_equal(a.timeouts, 0);
+	assert_int_equal(a.retransmits, 0);
+	assert_int_equal(b.dup_dropped, 0);
+	assert_true(simlink_now(p.link) < 100 * MS);
+	pair_fini(&p);
+}
+
 /* The link harness itself: the usiw-impair SPEC parser, and runs that are
  * reproducible from the seed. */
 /* A stream of n packets sent at once over a 10 us link, acknowledged by B:
@@ -541,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_refused_packet_redelivered),
 		cmocka_unit_test(test_spurious_timeout_undone),
 		cmocka_unit_test(test_burst_loss_recovers),
+		cmocka_unit_test(test_busy_host_resends_at_once),
 		cmocka_unit_test(test_ack_deferred_at_message_end),
 		cmocka_unit_test(test_simlink_spec_and_determinism),
 	};
