@@ -111,7 +111,8 @@ void trp_header_set_checksum(void *hdr, uint32_t checksum);
 void send_init(struct trp_conn *c, uint32_t isn);
 bool send_window_open(const struct trp_conn *c);
 struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode);
-void send_slot_xmit(struct trp_conn *c, struct trp_slot *s);
+/* Returns false if the host could not take it (the slot is marked lost). */
+bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s);
 void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t pdata_len);
 void send_ack_only(struct trp_conn *c, unsigned opcode);
 /* Apply a packet's ACK/SACK/window.  Returns false if it acknowledges a PSN

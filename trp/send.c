@@ -93,12 +93,12 @@ static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
 /* A packet the host could not take is marked lost, as if the wire had lost
  * it, so that it goes again before new data (send_window_open), but without
  * the congestion response to a loss: nothing was in the network. */
-void send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
+bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 {
 	if (!xmit_packet(c, s->buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
 	                 s->payload_crc, s->cookie)) {
 		slot_mark_lost(c, s);
-		return;
+		return false;
 	}
 	uint64_t now = conn_now(c);
 
@@ -109,6 +109,7 @@ void send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 	s->sent_ns = now;
 	if (c->rto_deadline == TRP_NO_DEADLINE)
 		c->rto_deadline = now + rtt_timeout(&c->rtt);
+	return true;
 }
 
 int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
@@ -349,9 +350,8 @@ void send_retransmit_lost(struct trp_conn *c)
 			break;
 		s->flags &= (uint8_t)~(SLOT_LOST | SLOT_RTO_LOSS);
 		c->n_lost--;
-		if (s->flags & SLOT_SACK_LOSS)
+		if (send_slot_xmit(c, s) && (s->flags & SLOT_SACK_LOSS))
 			c->stats.fast_retransmits++;
-		send_slot_xmit(c, s);
 	}
 }
 
