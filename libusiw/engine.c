@@ -202,7 +202,6 @@ void usiw_engine_put(struct usiw_engine *engine)
 void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m);
-
 	struct rte_eth_dev_tx_buffer *txb = e->port.txb;
 
 	e->stats.tx_packets++;
