@@ -261,26 +261,31 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 }
 
 /* Progress from several application threads at once would only make them
- * queue on the port: one thread progresses and the others return, since the
- * one doing it delivers for all of them. */
-unsigned usiw_engine_progress(struct usiw_engine *e)
+ * queue on the port: one thread works it and the others return, since the
+ * one doing it delivers (and flushes) for all of them. */
+static unsigned one_at_a_time(struct usiw_engine *e, unsigned (*pass)(struct usiw_engine *))
 {
 	usiw_engine_lcore_ensure();
 	if (!rte_spinlock_recursive_trylock(&e->lock))
 		return 0;
-	unsigned handled = usiw_engine_poll(e);
+	unsigned handled = pass(e);
 	rte_spinlock_recursive_unlock(&e->lock);
 	return handled;
 }
 
+unsigned usiw_engine_progress(struct usiw_engine *e)
+{
+	return one_at_a_time(e, usiw_engine_poll);
+}
+
+static unsigned flush_pass(struct usiw_engine *e)
+{
+	return tx_flush(e);
+}
+
 unsigned usiw_engine_flush(struct usiw_engine *e)
 {
-	usiw_engine_lcore_ensure();
-	if (!rte_spinlock_recursive_trylock(&e->lock))
-		return 0;
-	unsigned sent = tx_flush(e);
-	rte_spinlock_recursive_unlock(&e->lock);
-	return sent;
+	return one_at_a_time(e, flush_pass);
 }
 
 bool usiw_engine_set_thread_poll(struct usiw_engine *e, usiw_engine_poll_fn poll)
