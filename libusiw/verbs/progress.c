@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "context.h"
 #include "progress_thread.h"
@@ -33,6 +34,8 @@ static struct {
 	 * helper thread to stay out of the way of an application that
 	 * progresses itself. */
 	_Atomic uint64_t app_last_call_ns;
+	/* Kernel id of the thread that made that call. */
+	atomic_int app_tid;
 	/* usiw_clock_ns() time of the last usiw_progress_app_may_wait (0:
 	 * none). */
 	_Atomic uint64_t app_may_wait_ns;
@@ -148,12 +151,22 @@ static void run_due_timers(uint64_t now)
 			      memory_order_relaxed);
 }
 
+static void note_app_call(uint64_t now)
+{
+	static _Thread_local pid_t tid;
+
+	if (!tid)
+		tid = gettid();
+	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&progress.app_tid, tid, memory_order_relaxed);
+}
+
 void usiw_progress_locked(struct usiw_context *ctx)
 {
 	if (progress.engine_thread)
 		return;
 	uint64_t now = usiw_clock_ns();
-	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
+	note_app_call(now);
 	usiw_engine_progress(ctx->engine);
 	run_due_timers(now);
 }
@@ -162,7 +175,7 @@ void usiw_progress_sent_locked(struct usiw_context *ctx)
 {
 	if (progress.engine_thread)
 		return;
-	atomic_store_explicit(&progress.app_last_call_ns, usiw_clock_ns(), memory_order_relaxed);
+	note_app_call(usiw_clock_ns());
 	usiw_engine_flush(ctx->engine);
 }
 
@@ -218,7 +231,7 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 		uint64_t now = usiw_clock_ns();
 		if (now - last_frame > ARRIVAL_GAP_NS || now - start > ARRIVAL_MAX_NS)
 			break;
-		atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
+		note_app_call(now);
 		if (usiw_engine_progress(ctx->engine))
 			last_frame = now;
 		run_due_timers(now);
@@ -266,6 +279,11 @@ uint64_t usiw_progress_app_may_wait_ns(void)
 uint64_t usiw_progress_app_last_call_ns(void)
 {
 	return atomic_load_explicit(&progress.app_last_call_ns, memory_order_relaxed);
+}
+
+pid_t usiw_progress_app_tid(void)
+{
+	return atomic_load_explicit(&progress.app_tid, memory_order_relaxed);
 }
 
 int usiw_progress_add_running(struct usiw_qp *qp)
