@@ -101,11 +101,10 @@ static struct {
 	.wake_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* The CPU time of application thread tid, as clock_gettime reads another
- * thread's clock (the kernel's encoding of a
- * thread CPU clock id, as pthread_getcpuclockid makes it; by the kernel
- * thread id, so a thread that has exited gives an error, not a stale
- * pointer).  false if it cannot be read. */
+/* The CPU time of application thread tid (false if it cannot be read).
+ * The clock id is the kernel's encoding of a thread CPU clock, as
+ * pthread_getcpuclockid makes it, but from the kernel thread id: a thread
+ * that has exited then gives an error, not a stale pthread_t. */
 static bool app_cpu_ns(pid_t tid, uint64_t *ns)
 {
 	struct timespec ts;
@@ -121,7 +120,7 @@ static bool app_cpu_ns(pid_t tid, uint64_t *ns)
 
 /* Whether the application thread ran for most of the time since the last
  * look (it spins elsewhere: on memory for an RDMA Write), rather than
- * waiting for a CPU or blocking.  First look: yes. */
+ * waiting for a CPU or blocking.  First look at a thread: yes. */
 static bool app_on_cpu(uint64_t now)
 {
 	static pid_t last_tid;
