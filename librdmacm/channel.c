@@ -175,11 +175,27 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	return chan ? &chan->ch : NULL;
 }
 
-/* rdma_destroy_event_channel(3): every id on it must be gone already. */
+/* rdma_destroy_event_channel(3): every id on it must be gone already.
+ *
+ * Another thread may still be inside rdma_get_cm_event (rping's CM thread
+ * is, when its main thread tears down and returns): with the kernel's
+ * channel that thread stays blocked in its read, and the process exits
+ * around it.  Here it may also be awake for a moment (the token of an
+ * event its id's destruction discarded), so the channel and its fd live
+ * on until it leaves, and it goes back to waiting on an fd nothing will
+ * ever signal.  Freed at once, that thread read a closed fd (rping: "Bad
+ * file descriptor", exit 255) or freed memory (a segmentation fault). */
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	if (channel)
-		cm_channel_destroy(cm_channel_of(channel));
+	if (!channel)
+		return;
+	struct cm_channel *chan = cm_channel_of(channel);
+	pthread_mutex_lock(&chan->lock);
+	chan->destroyed = true;
+	bool unused = !chan->readers;
+	pthread_mutex_unlock(&chan->lock);
+	if (unused)
+		cm_channel_destroy(chan);
 }
 
 static struct cm_event *pop(struct cm_channel *chan)
@@ -196,13 +212,8 @@ static struct cm_event *pop(struct cm_channel *chan)
 	return e;
 }
 
-int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+static int wait_for_event(struct cm_channel *chan, struct rdma_cm_event **event)
 {
-	if (!channel || !event) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct cm_channel *chan = cm_channel_of(channel);
 	/* What arrived since the CM's thread last looked, so that a caller
 	 * polling a non-blocking channel sees it at once. */
 	cm_progress_pass();
@@ -213,15 +224,39 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 				continue;
 			return -1;   /* EAGAIN with O_NONBLOCK, as the kernel's */
 		}
+		/* Taken and counted under the CM lock: an rdma_destroy_id
+		 * between the two would free the owner we count on. */
+		cm_lock();
 		struct cm_event *e = pop(chan);
+		if (e)
+			e->owner->events_reported++;
+		cm_unlock();
 		if (!e)
 			continue;    /* the token of a discarded event */
-		cm_lock();
-		e->owner->events_reported++;
-		cm_unlock();
 		*event = &e->ev;
 		return 0;
 	}
+}
+
+int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	if (!channel || !event) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct cm_channel *chan = cm_channel_of(channel);
+	pthread_mutex_lock(&chan->lock);
+	chan->readers++;
+	pthread_mutex_unlock(&chan->lock);
+	int rc = wait_for_event(chan, event);
+	int saved_errno = errno;
+	pthread_mutex_lock(&chan->lock);
+	bool last_of_destroyed = --chan->readers == 0 && chan->destroyed;
+	pthread_mutex_unlock(&chan->lock);
+	if (last_of_destroyed)
+		cm_channel_destroy(chan);
+	errno = saved_errno;
+	return rc;
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)

@@ -7,6 +7,7 @@
 #define USIW_CM_CHANNEL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -28,6 +29,10 @@ struct cm_channel {
 	/* Tokens of events discarded before being read (their id was
 	 * destroyed): the next raise reuses one instead of adding another. */
 	unsigned stale_tokens;
+	/* Threads inside rdma_get_cm_event, and whether the application
+	 * destroyed the channel meanwhile: the last of them frees it then. */
+	unsigned readers;
+	bool destroyed;
 };
 
 static inline struct cm_channel *cm_channel_of(struct rdma_event_channel *ch)
