@@ -74,7 +74,7 @@ static void engine_free(struct usiw_engine *e)
 /* The frames that wait for a full tx queue go first; while some still wait,
  * the buffered ones go behind them, so that frames leave in the order they
  * were sent. */
-static uint16_t tx_flush(struct usiw_engine *e)
+static unsigned tx_flush(struct usiw_engine *e)
 {
 	struct rte_eth_dev_tx_buffer *txb = e->port.txb;
 	unsigned sent = usiw_tx_backlog_send(&e->tx_backlog, e->port.id, 0);
@@ -86,7 +86,7 @@ static uint16_t tx_flush(struct usiw_engine *e)
 	} else {
 		sent += rte_eth_tx_buffer_flush(e->port.id, 0, txb);
 	}
-	return (uint16_t)sent;
+	return sent;
 }
 
 static int engine_start(struct usiw_engine *e)
@@ -278,14 +278,9 @@ unsigned usiw_engine_progress(struct usiw_engine *e)
 	return one_at_a_time(e, usiw_engine_poll);
 }
 
-static unsigned flush_pass(struct usiw_engine *e)
-{
-	return tx_flush(e);
-}
-
 unsigned usiw_engine_flush(struct usiw_engine *e)
 {
-	return one_at_a_time(e, flush_pass);
+	return one_at_a_time(e, tx_flush);
 }
 
 bool usiw_engine_set_thread_poll(struct usiw_engine *e, usiw_engine_poll_fn poll)
