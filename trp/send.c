@@ -338,7 +338,11 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 	return true;
 }
 
-/* Retransmit lost packets, oldest first, as the congestion window allows. */
+/* Retransmit lost packets, oldest first, as the congestion window allows,
+ * until the host refuses one (ops.xmit): the rest wait behind it, and a
+ * packet declared lost by the timer and still not resent keeps that mark
+ * (slot_release takes its acknowledgement as evidence of a spurious
+ * timeout). */
 void send_retransmit_lost(struct trp_conn *c)
 {
 	for (uint32_t psn = c->snd_una; c->n_lost && psn_before(psn, c->snd_nxt); psn++) {
@@ -348,9 +352,14 @@ void send_retransmit_lost(struct trp_conn *c)
 			continue;
 		if (send_pipe(c) >= c->cc.cwnd)
 			break;
+		uint8_t rto_loss = s->flags & SLOT_RTO_LOSS;
 		s->flags &= (uint8_t)~(SLOT_LOST | SLOT_RTO_LOSS);
 		c->n_lost--;
-		if (send_slot_xmit(c, s) && (s->flags & SLOT_SACK_LOSS))
+		if (!send_slot_xmit(c, s)) {
+			s->flags |= rto_loss;
+			break;
+		}
+		if (s->flags & SLOT_SACK_LOSS)
 			c->stats.fast_retransmits++;
 	}
 }
