@@ -25,8 +25,8 @@
 #define USIW_VERBS_PROGRESS_H
 
 #include <stdbool.h>
-#include <sys/types.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "libusiw/engine.h"
 #include "qp/qp_stack.h"

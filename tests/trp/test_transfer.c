@@ -318,7 +318,6 @@ static bool trace_cwnd(struct pair *p, enum simlink_side to, const struct trp_he
 	return true;
 }
 
-/* The congestion window grows without loss and shrinks when loss appears. */
 /* A packet the ULP refuses is not acknowledged: the sender retransmits it
  * until it is taken, and it is acked only then. */
 static void test_refused_packet_redelivered(void **state)
@@ -344,6 +343,7 @@ static void test_refused_packet_redelivered(void **state)
 	pair_fini(&p);
 }
 
+/* The congestion window grows without loss and shrinks when loss appears. */
 static void test_cwnd_shrinks_on_loss(void **state)
 {
 	struct simlink_config lc = link_from_spec("loss=0.01,delay_us=50,seed=9");
