@@ -355,13 +355,12 @@ static void input_closed(struct trp_conn *c, const struct trp_header *h)
 	c->ack_now = true;
 }
 
-void trp_input(struct trp_conn *c, const void *pkt, size_t len)
+/* One packet of a datagram, pkt..pkt+len exactly. */
+static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len)
 {
-	const uint8_t *payload = (const uint8_t *)pkt + TRP_HDR_LEN;
+	const uint8_t *payload = pkt + TRP_HDR_LEN;
 	struct trp_header h;
 
-	c->stats.pkts_rcvd++;
-	c->stats.bytes_rcvd += len;
 	if (trp_header_decode(&h, pkt, len) != TRP_OK) {
 		c->stats.malformed_dropped++;
 		return;
@@ -396,6 +395,27 @@ void trp_input(struct trp_conn *c, const void *pkt, size_t len)
 		input_open(c, &h, payload);
 		break;
 	}
+}
+
+/* The ACK a datagram calls for goes once, after all its packets: a bundle of
+ * many small messages is answered by one ACK, not one per ack_every. */
+void trp_input(struct trp_conn *c, const void *datagram, size_t len)
+{
+	const uint8_t *pkt = datagram;
+
+	do {
+		size_t span = trp_packet_span(pkt, len);
+
+		c->stats.pkts_rcvd++;
+		c->stats.bytes_rcvd += span ? span : len;
+		if (!span) {
+			c->stats.malformed_dropped++;
+			break;
+		}
+		input_packet(c, pkt, span);
+		pkt += span;
+		len -= span;
+	} while (len);
 	if (c->ack_now && c->state != TRP_STATE_FAILED)
 		send_ack_only(c, TRP_OP_ACK);
 	send_notify_writable(c);

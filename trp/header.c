@@ -103,9 +103,17 @@ int trp_header_decode(struct trp_header *hdr, const void *pkt, size_t len)
 		return TRP_E_VERSION;
 	if (hdr->opcode >= TRP_OP_COUNT)
 		return TRP_E_OPCODE;
-	if (len - TRP_HDR_LEN != hdr->length || hdr->length > max_payload(hdr->opcode))
+	if (len - TRP_HDR_LEN < hdr->length || hdr->length > max_payload(hdr->opcode))
 		return TRP_E_LENGTH;
 	return TRP_OK;
+}
+
+size_t trp_packet_span(const void *pkt, size_t len)
+{
+	if (len < TRP_HDR_LEN)
+		return 0;
+	size_t span = TRP_HDR_LEN + get16((const uint8_t *)pkt + OFF_LENGTH);
+	return span <= len ? span : 0;
 }
 
 /* The checksum covers the payload first and then the header (with the
@@ -124,7 +132,8 @@ bool trp_checksum_ok(const void *pkt, size_t len)
 	uint8_t hdr[TRP_HDR_LEN];
 	uint32_t sent, state;
 
-	if (len < TRP_HDR_LEN)
+	len = trp_packet_span(pkt, len);
+	if (!len)
 		return false;
 	memcpy(hdr, pkt, TRP_HDR_LEN);
 	sent = get32(hdr + OFF_CHECKSUM);

@@ -149,6 +149,11 @@ bool trp_can_send(const struct trp_conn *c)
 	       !c->local_shutdown && send_window_open(c);
 }
 
+uint32_t trp_unacked(const struct trp_conn *c)
+{
+	return send_outstanding(c);
+}
+
 /* A PSN-consuming control packet; its private data lives in c->pdata. */
 void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t pdata_len)
 {

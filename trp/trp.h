@@ -56,13 +56,21 @@ struct trp_header {
 	uint32_t checksum;   /* CRC32C, 0 = not computed (see docs) */
 };
 
-/* Decode a datagram's TRP header.  Returns 0, or a negative TRP_E* value
- * saying why the datagram is malformed (short, version, opcode, length).
- * Does not verify the checksum (see trp_checksum_ok). */
+/* A datagram carries one or more TRP packets back to back, each a header
+ * and the `length` bytes after it (docs/protocol-trp.md, 1.4).  The
+ * functions below look at the first packet of the datagram at pkt. */
+
+/* Bytes of the first packet (TRP_HDR_LEN + its length field), or 0 if the
+ * datagram is shorter than that. */
+size_t trp_packet_span(const void *pkt, size_t len);
+/* Decode the first packet's header.  Returns 0, or a negative TRP_E* value
+ * saying why it is malformed (short, version, opcode, length beyond the
+ * datagram or the opcode's limit).  Does not verify the checksum (see
+ * trp_checksum_ok). */
 int trp_header_decode(struct trp_header *hdr, const void *pkt, size_t len);
 /* Encode into buf (at least TRP_HDR_LEN bytes), checksum field as given. */
 void trp_header_encode(const struct trp_header *hdr, void *buf);
-/* True if the datagram's checksum field is 0 (absent) or matches. */
+/* True if the first packet's checksum field is 0 (absent) or matches. */
 bool trp_checksum_ok(const void *pkt, size_t len);
 const char *trp_opcode_name(unsigned opcode);
 
@@ -159,8 +167,8 @@ enum trp_state {
 const char *trp_state_name(enum trp_state state);
 
 struct trp_stats {
-	uint64_t pkts_sent, bytes_sent;     /* every datagram, incl. retransmits */
-	uint64_t pkts_rcvd, bytes_rcvd;     /* every datagram handed to trp_input */
+	uint64_t pkts_sent, bytes_sent;     /* every packet, incl. retransmits */
+	uint64_t pkts_rcvd, bytes_rcvd;     /* every packet handed to trp_input */
 	uint64_t data_delivered;            /* DATA packets delivered (new PSNs) */
 	uint64_t refused;                   /* DATA packets the ULP refused */
 	uint64_t retransmits;               /* all retransmissions */
@@ -219,6 +227,8 @@ int64_t trp_send(struct trp_conn *conn, const void *ulp_hdr, size_t ulp_hdr_len,
                  const void *data, size_t data_len, void *cookie);
 /* True if trp_send() would not return -EAGAIN now. */
 bool trp_can_send(const struct trp_conn *conn);
+/* Packets sent and not yet cumulatively acknowledged. */
+uint32_t trp_unacked(const struct trp_conn *conn);
 
 /* For a datagram that reached a port where no connection is open: if it is
  * an intact CONNECT_REQUEST, writes to out (TRP_HDR_LEN bytes) the
@@ -228,7 +238,8 @@ bool trp_can_send(const struct trp_conn *conn);
  * request reached, and a retransmitted request draws another one. */
 bool trp_refusal(const void *pkt, size_t len, void *out);
 
-/* Process one received datagram (any content; malformed input is counted). */
+/* Process one received datagram, every packet in it (any content; malformed
+ * input is counted, and ends the datagram: what follows cannot be found). */
 void trp_input(struct trp_conn *conn, const void *pkt, size_t len);
 /* Run timers: retransmission, delayed ACK, keepalive. */
 void trp_poll(struct trp_conn *conn);

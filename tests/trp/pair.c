@@ -50,6 +50,22 @@ static uint32_t get_index(const uint8_t *p)
 
 /* ---- trp_ops ----------------------------------------------------------- */
 
+static void bundle_flush(struct pair_peer *peer)
+{
+	if (!peer->bundle_len)
+		return;
+	simlink_send(peer->pair->link, peer->side, peer->bundle, peer->bundle_len);
+	peer->bundle_len = 0;
+}
+
+void pair_bundle(struct pair_peer *peer, uint32_t max)
+{
+	peer->bundle = realloc(peer->bundle, max);
+	assert_non_null(peer->bundle);
+	peer->bundle_max = max;
+	peer->bundle_len = 0;
+}
+
 static int op_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
                    size_t data_len, void *cookie)
 {
@@ -64,7 +80,14 @@ static int op_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
 	memcpy(buf, hdr, hdr_len);
 	if (data_len)
 		memcpy(buf + hdr_len, data, data_len);
-	simlink_send(peer->pair->link, peer->side, buf, hdr_len + data_len);
+	if (!peer->bundle_max || hdr_len + data_len > peer->bundle_max) {
+		simlink_send(peer->pair->link, peer->side, buf, hdr_len + data_len);
+		return 0;
+	}
+	if (peer->bundle_len + hdr_len + data_len > peer->bundle_max)
+		bundle_flush(peer);
+	memcpy(peer->bundle + peer->bundle_len, buf, hdr_len + data_len);
+	peer->bundle_len += hdr_len + data_len;
 	return 0;
 }
 
@@ -189,6 +212,7 @@ static void link_deliver(void *ctx, enum simlink_side to, const void *buf, size_
 			peer->window_violations++;
 	}
 	trp_input(peer->conn, buf, len);
+	bundle_flush(peer);
 }
 
 static uint64_t link_next_timer(void *ctx)
@@ -205,9 +229,11 @@ static void link_timer(void *ctx)
 	struct pair *p = ctx;
 	uint64_t now = simlink_now(p->link);
 
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < 2; s++) {
 		if (trp_next_deadline(p->peer[s].conn) <= now)
 			trp_poll(p->peer[s].conn);
+		bundle_flush(&p->peer[s]);
+	}
 }
 
 static const struct simlink_ops pair_link_ops = {
@@ -246,6 +272,7 @@ void pair_fini(struct pair *p)
 		free(p->peer[s].delivered);
 		free(p->peer[s].ack_count);
 		free(p->peer[s].ack_status);
+		free(p->peer[s].bundle);
 	}
 	simlink_destroy(p->link);
 }
@@ -304,10 +331,11 @@ void pair_pump(struct pair_peer *peer)
 		psn = trp_send(peer->conn, ulp, sizeof(ulp), data, len,
 		               (void *)(uintptr_t)(peer->n_sent + 1));
 		if (psn == -EAGAIN)
-			return;
+			break;
 		assert_true(psn >= 0);
 		peer->n_sent++;
 	}
+	bundle_flush(peer);
 }
 
 bool pair_run(struct pair *p, uint64_t until_ns, bool (*done)(void *), void *arg)

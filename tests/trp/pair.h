@@ -39,6 +39,13 @@ struct pair_peer {
 	uint32_t busy_every;          /* the host refuses every this-many-th
 	                               * transmission (trp_ops.xmit; 0: never) */
 	uint32_t xmit_calls;
+	/* Bundling, as the engine does it (docs/protocol-trp.md 1.4): packets
+	 * are gathered into one datagram of at most bundle_max bytes, sent
+	 * when the next would not fit and after each pump, input or timer
+	 * pass (the host's flush).  0: one packet per datagram. */
+	uint32_t bundle_max;
+	uint8_t *bundle;
+	size_t bundle_len;
 
 	/* Sending a stream of n_to_send messages from the writable() pump. */
 	uint32_t n_to_send, n_sent;
@@ -69,6 +76,8 @@ void pair_establish(struct pair *p, uint32_t isn_a, uint32_t isn_b);
 
 /* Prepare `from` to send n messages and the other side to check them. */
 void pair_stream(struct pair *p, enum simlink_side from, uint32_t n, uint32_t payload_max);
+/* Bundle this peer's packets into datagrams of at most max bytes. */
+void pair_bundle(struct pair_peer *peer, uint32_t max);
 /* Send what the windows allow now (also called from writable()). */
 void pair_pump(struct pair_peer *peer);
 

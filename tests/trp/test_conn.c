@@ -459,16 +459,18 @@ static void test_stale_and_malformed_dropped(void **state)
 	inject(&p, (struct trp_header){ .opcode = TRP_OP_DATA, .conn_id = 1000 ^ 2000,
 	                                .psn = 1010 + 0x80000000u, .ack_psn = 2000, .window = 8 },
 	       ulp, sizeof(ulp));
-	/* Malformed: short, bad version, bad opcode, bad length. */
+	/* Malformed: short, bad version, bad opcode, a length beyond the
+	 * datagram. */
 	memset(junk, 0, sizeof(junk));
 	trp_input(p.peer[1].conn, junk, 5);
 	junk[0] = 9;
-	trp_input(p.peer[1].conn, junk, sizeof(junk));
+	trp_input(p.peer[1].conn, junk, TRP_HDR_LEN);
 	junk[0] = TRP_VERSION;
 	junk[1] = 15;
-	trp_input(p.peer[1].conn, junk, sizeof(junk));
+	trp_input(p.peer[1].conn, junk, TRP_HDR_LEN);
 	junk[1] = TRP_OP_DATA;
-	trp_input(p.peer[1].conn, junk, sizeof(junk)); /* length field 0, datagram 64 */
+	junk[25] = sizeof(junk) - TRP_HDR_LEN + 1; /* length field 35, datagram 64 */
+	trp_input(p.peer[1].conn, junk, sizeof(junk));
 
 	peer_stats(&p.peer[1], &after);
 	assert_int_equal(after.stale_dropped - before.stale_dropped, 2);

@@ -102,7 +102,10 @@ static void test_malformed(void **state)
 	for (size_t len = 0; len < TRP_HDR_LEN; len++)
 		assert_int_equal(trp_header_decode(&out, buf, len), TRP_E_SHORT);
 	assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + 9), TRP_E_LENGTH);
-	assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + 11), TRP_E_LENGTH);
+	assert_int_equal(trp_packet_span(buf, TRP_HDR_LEN + 9), 0);
+	/* Longer than the packet: more packets follow it in the datagram. */
+	assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + 11), TRP_OK);
+	assert_int_equal(trp_packet_span(buf, TRP_HDR_LEN + 11), TRP_HDR_LEN + 10);
 
 	buf[0] = 0;
 	assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + 10), TRP_E_VERSION);

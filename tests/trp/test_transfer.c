@@ -27,16 +27,23 @@ static struct simlink_config link_from_spec(const char *spec)
 }
 
 /* Both directions stream n messages at once (data and ACKs piggyback), and
- * everything is delivered exactly once and acknowledged. */
-static void run_bidirectional(const char *spec, uint32_t n, struct trp_stats st[2])
+ * everything is delivered exactly once and acknowledged.  bundle_max: see
+ * pair_bundle (0: one packet per datagram); dgrams (may be NULL) gets the
+ * datagrams each side sent. */
+static void run_bundled(const char *spec, uint32_t n, uint32_t payload_max, uint32_t bundle_max,
+                        struct trp_stats st[2], uint64_t dgrams[2])
 {
 	struct simlink_config lc = link_from_spec(spec);
 	struct pair p;
 
 	pair_init(&p, &lc, NULL);
 	pair_establish(&p, 0x1000, 0x2000);
-	pair_stream(&p, SIMLINK_A, n, 1000);
-	pair_stream(&p, SIMLINK_B, n, 300);
+	if (bundle_max) {
+		pair_bundle(&p.peer[0], bundle_max);
+		pair_bundle(&p.peer[1], bundle_max);
+	}
+	pair_stream(&p, SIMLINK_A, n, payload_max);
+	pair_stream(&p, SIMLINK_B, n, payload_max * 3 / 10);
 	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
 	for (int s = 0; s < 2; s++) {
 		assert_int_equal(p.peer[s].n_acked_ok, n);
@@ -51,8 +58,19 @@ static void run_bidirectional(const char *spec, uint32_t n, struct trp_stats st[
 		peer_stats(&p.peer[s], &st[s]);
 		assert_int_equal(st[s].window_dropped, 0);
 		assert_int_equal(trp_conn_state(p.peer[s].conn), TRP_STATE_ESTABLISHED);
+		if (dgrams) {
+			struct simlink_dir_stats ls;
+
+			simlink_stats(p.link, (enum simlink_side)s, &ls);
+			dgrams[s] = ls.sent;
+		}
 	}
 	pair_fini(&p);
+}
+
+static void run_bidirectional(const char *spec, uint32_t n, struct trp_stats st[2])
+{
+	run_bundled(spec, n, 1000, 0, st, NULL);
 }
 
 static void test_no_loss(void **state)
@@ -99,6 +117,25 @@ static void test_ten_percent(void **state)
 }
 
 /* PSNs start just below 2^32 on both sides and wrap mid-stream, with loss. */
+/* Several small packets per datagram (docs/protocol-trp.md 1.4), over a
+ * link that also loses, duplicates, reorders and corrupts whole datagrams:
+ * every message still arrives once and in order, and the datagrams really
+ * carried several packets each. */
+static void test_bundled_datagrams(void **state)
+{
+	struct trp_stats st[2];
+	uint64_t dgrams[2];
+
+	(void)state;
+	run_bundled("loss=0.01,dup=0.01,reorder=0.01,corrupt=0.01,delay_us=20,jitter_us=5,seed=4",
+	            3000, 100, 1400, st, dgrams);
+	for (int s = 0; s < 2; s++) {
+		assert_true(st[s].pkts_sent > 3 * dgrams[s]);
+		assert_true(st[s].retransmits > 0);
+		assert_true(st[s].checksum_dropped > 0);
+	}
+}
+
 static void test_psn_wrap(void **state)
 {
 	struct simlink_config lc = link_from_spec("loss=0.02,reorder=0.02,delay_us=10,seed=4");
@@ -560,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_no_loss),
 		cmocka_unit_test(test_one_percent),
 		cmocka_unit_test(test_ten_percent),
+		cmocka_unit_test(test_bundled_datagrams),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_long_partition_fails_both),
 		cmocka_unit_test(test_short_partition_recovers),
