@@ -80,6 +80,7 @@ static unsigned tx_flush(struct usiw_engine *e)
 	unsigned sent = usiw_tx_backlog_send(&e->tx_backlog, e->port.id, 0);
 
 	e->tx_buffered_bytes = 0;
+	e->tx_bundle_tail = NULL;
 	if (txb->length && !usiw_tx_backlog_empty(&e->tx_backlog)) {
 		usiw_tx_backlog_add(&e->tx_backlog, txb->pkts, txb->length);
 		txb->length = 0;
@@ -206,10 +207,18 @@ void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m)
 
 	e->stats.tx_packets++;
 	e->stats.tx_bytes += len;
+	e->tx_bundle_tail = NULL;
 	/* Not rte_eth_tx_buffer: its flush of a full buffer would pass frames
 	 * waiting in the backlog. */
 	txb->pkts[txb->length++] = m;
 	if (txb->length == txb->size || (e->tx_buffered_bytes += len) >= TX_FLUSH_BYTES)
+		tx_flush(e);
+}
+
+void usiw_engine_tx_frame_grew(struct usiw_engine *e, uint32_t len)
+{
+	e->stats.tx_bytes += len;
+	if ((e->tx_buffered_bytes += len) >= TX_FLUSH_BYTES)
 		tx_flush(e);
 }
 
@@ -281,6 +290,18 @@ unsigned usiw_engine_progress(struct usiw_engine *e)
 unsigned usiw_engine_flush(struct usiw_engine *e)
 {
 	return one_at_a_time(e, tx_flush);
+}
+
+bool usiw_engine_flush_unless_bundling(struct usiw_engine *e)
+{
+	usiw_engine_lcore_ensure();
+	if (!rte_spinlock_recursive_trylock(&e->lock))
+		return true;
+	bool bundling = usiw_udp_bundle_has_room(e);
+	if (!bundling)
+		tx_flush(e);
+	rte_spinlock_recursive_unlock(&e->lock);
+	return !bundling;
 }
 
 bool usiw_engine_set_thread_poll(struct usiw_engine *e, usiw_engine_poll_fn poll)

@@ -68,6 +68,16 @@ void usiw_udp_skip_checksum(struct usiw_udp_endpoint *ep);
  * datagram. */
 void usiw_udp_reference_data(struct usiw_udp_endpoint *ep);
 
+/* Datagrams sent from ep may be bundled: a datagram to the same peer port
+ * as the frame built just before it, still waiting for the flush, is
+ * appended to that frame's UDP payload if it fits the MTU, instead of
+ * becoming a frame of its own.  For a ULP whose packets carry their own
+ * length and can be split again by the receiver (TRP,
+ * docs/protocol-trp.md 1.4): small messages then share the per-frame cost.
+ * Only datagrams whose data is copied are bundled, and only with
+ * usiw_udp_skip_checksum (a UDP checksum would have to be summed again). */
+void usiw_udp_bundle(struct usiw_udp_endpoint *ep);
+
 /* Largest hdr_len + data_len usiw_udp_send accepts: the IP MTU less the IPv4
  * and UDP headers. */
 size_t usiw_udp_max_payload(const struct usiw_engine *engine);
@@ -111,6 +121,12 @@ unsigned usiw_engine_progress(struct usiw_engine *engine);
  * nothing yet: no receive, no timers.  Returns the frames sent; 0 at once if
  * another thread is progressing (it flushes). */
 unsigned usiw_engine_flush(struct usiw_engine *engine);
+/* usiw_engine_flush, unless the last frame waiting is a bundle that more
+ * datagrams can join (usiw_udp_bundle): then nothing leaves now and it
+ * returns false, for a caller that streams small datagrams and lets them
+ * gather.  True if it flushed, or another thread is progressing (which
+ * flushes). */
+bool usiw_engine_flush_unless_bundling(struct usiw_engine *engine);
 
 /* Thread mode: makes the engine's thread call poll(engine) in its loop
  * instead of usiw_engine_progress, for a layer above whose own lock must be
@@ -141,6 +157,7 @@ struct usiw_engine_stats {
 	uint64_t tx_packets, tx_bytes;      /* frames handed to the port */
 	uint64_t rx_datagrams;              /* delivered to an endpoint */
 	uint64_t tx_datagrams;              /* accepted by usiw_udp_send */
+	uint64_t tx_bundled;                /* of those, appended to a frame (usiw_udp_bundle) */
 	uint64_t drop_no_endpoint;          /* UDP to a port nobody opened */
 	uint64_t closed_port_answers;       /* of those, answered (usiw_udp_set_closed_port_answer) */
 	uint64_t drop_bad_checksum;         /* IPv4 or UDP checksum wrong */

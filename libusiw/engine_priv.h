@@ -44,6 +44,9 @@ struct usiw_engine {
 	struct usiw_demux demux;
 	struct rte_ring *loopback;
 	uint32_t tx_buffered_bytes;   /* in port.txb (usiw_engine_tx_frame) */
+	/* The last frame in port.txb if a bundling endpoint built it (and
+	 * may append to it), else NULL (usiw_udp_bundle). */
+	struct rte_mbuf *tx_bundle_tail;
 	struct usiw_tx_backlog tx_backlog;  /* frames the tx queue refused */
 	/* Shared by every frame that references a sender's data: a count that
 	 * never reaches 0 (the data is not ours to free). */
@@ -69,6 +72,7 @@ struct usiw_udp_endpoint {
 	uint16_t port;          /* host order */
 	bool skip_checksum;     /* usiw_udp_skip_checksum */
 	bool reference_data;    /* usiw_udp_reference_data */
+	bool bundle;            /* usiw_udp_bundle */
 	usiw_udp_rx_fn rx;
 	void *ctx;
 	struct usiw_demux_rule rule;
@@ -97,6 +101,11 @@ void usiw_clock_init(void);
 
 /* Hands a complete Ethernet frame (dst MAC already set) to the port. */
 void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m);
+/* The last frame waiting for the flush is a bundle with room for another
+ * small datagram (engine_udp.c). */
+bool usiw_udp_bundle_has_room(const struct usiw_engine *e);
+/* The last frame handed to the port grew by len bytes (a bundle). */
+void usiw_engine_tx_frame_grew(struct usiw_engine *e, uint32_t len);
 
 /* At engine start: what usiw_udp_reference_data needs (engine_udp.c). */
 void usiw_udp_engine_init(struct usiw_engine *e);

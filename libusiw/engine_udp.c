@@ -77,6 +77,11 @@ void usiw_udp_reference_data(struct usiw_udp_endpoint *ep)
 	ep->reference_data = true;
 }
 
+void usiw_udp_bundle(struct usiw_udp_endpoint *ep)
+{
+	ep->bundle = true;
+}
+
 size_t usiw_udp_max_payload(const struct usiw_engine *e)
 {
 	return e->cfg.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_udp_hdr);
@@ -104,14 +109,88 @@ static int chain_reference(struct usiw_engine *e, struct rte_mbuf *m, const void
 	return rte_pktmbuf_chain(m, d);
 }
 
+/* The IPv4 and UDP lengths of a frame whose UDP payload is payload bytes,
+ * and its checksums (or, with the port's offload, the pseudo-header sum the
+ * offload starts from). */
+static void set_lengths_and_checksums(struct usiw_engine *e, struct rte_mbuf *m, size_t payload,
+				      bool udp_checksum)
+{
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+							  sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + payload));
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + payload));
+	ip->hdr_checksum = 0;
+	udp->dgram_cksum = 0;
+	if (e->port.tx_cksum_offload) {
+		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+		return;
+	}
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	if (udp_checksum)
+		udp->dgram_cksum = rte_pktmbuf_is_contiguous(m) ?
+			rte_ipv4_udptcp_cksum(ip, udp) :
+			rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(struct rte_ether_hdr) + sizeof(*ip));
+}
+
+/* A small message's datagram: TRP and DDP headers and up to ~180 bytes. */
+#define BUNDLE_MIN_ROOM 256
+
+bool usiw_udp_bundle_has_room(const struct usiw_engine *e)
+{
+	const struct rte_mbuf *m = e->tx_bundle_tail;
+
+	if (!m)
+		return false;
+	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(
+		m, const struct rte_udp_hdr *,
+		sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
+	const size_t payload = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+	return payload + BUNDLE_MIN_ROOM <= usiw_udp_max_payload(e) &&
+	       rte_pktmbuf_tailroom(m) >= BUNDLE_MIN_ROOM;
+}
+
+/* usiw_udp_bundle: appends the datagram to the last frame waiting for the
+ * flush if a bundling endpoint built that frame to the same peer port and
+ * the datagram fits.  Returns true if it did. */
+static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst_ipv4,
+			  uint16_t dst_port, const void *hdr, size_t hdr_len, const void *data,
+			  size_t data_len)
+{
+	struct rte_mbuf *m = e->tx_bundle_tail;
+	const size_t len = hdr_len + data_len;
+
+	if (!m)
+		return false;
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+							  sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	const size_t payload = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+
+	if (ip->dst_addr != dst_ipv4 || udp->src_port != rte_cpu_to_be_16(src_port) ||
+	    udp->dst_port != rte_cpu_to_be_16(dst_port) ||
+	    payload + len > usiw_udp_max_payload(e) || rte_pktmbuf_tailroom(m) < len)
+		return false;
+	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	memcpy(p, hdr, hdr_len);
+	if (data_len)
+		memcpy(p + hdr_len, data, data_len);
+	set_lengths_and_checksums(e, m, payload + len, false);
+	e->stats.tx_datagrams++;
+	e->stats.tx_bundled++;
+	usiw_engine_tx_frame_grew(e, (uint32_t)len);
+	return true;
+}
+
 /* One datagram from our src_port: usiw_udp_send, and the answers for closed
  * ports (always checksummed: their receiver is anybody).  Data is referenced
  * (reference: the endpoint allows it) in a large datagram, except to
  * ourselves: the loopback ring keeps frames beyond the progress call (so does
  * the ARP queue, which copies what it keeps). */
 static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_checksum,
-			 bool reference, uint32_t dst_ipv4, uint16_t dst_port, const void *hdr,
-			 size_t hdr_len, const void *data, size_t data_len)
+			 bool reference, bool bundle, uint32_t dst_ipv4, uint16_t dst_port,
+			 const void *hdr, size_t hdr_len, const void *data, size_t data_len)
 {
 	const size_t payload = hdr_len + data_len;
 
@@ -120,6 +199,17 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	if (!on_link(e, dst_ipv4))
 		return -ENETUNREACH;
 	usiw_engine_lcore_ensure();
+	reference = reference && e->port.ref_pool && data_len >= REFERENCE_MIN_BYTES &&
+		    dst_ipv4 != e->attr.ipv4;
+	bundle = bundle && !udp_checksum && !reference;
+	if (bundle) {
+		rte_spinlock_recursive_lock(&e->lock);
+		bool appended = bundle_append(e, src_port, dst_ipv4, dst_port, hdr, hdr_len, data,
+					      data_len);
+		rte_spinlock_recursive_unlock(&e->lock);
+		if (appended)
+			return 0;
+	}
 	/* The frames buffered for the next flush and this one must be able to
 	 * wait if the tx queue refuses them: the sender is told to wait instead
 	 * of having its frame dropped. */
@@ -131,8 +221,6 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 		e->stats.drop_no_mbuf++;
 		return -EAGAIN;
 	}
-	reference = reference && e->port.ref_pool && data_len >= REFERENCE_MIN_BYTES &&
-		    dst_ipv4 != e->attr.ipv4;
 	/* The pool's data room holds a full frame (port.c), so this cannot fail. */
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_append(
 		m, HDRS_LEN + (reference ? hdr_len : payload));
@@ -158,30 +246,20 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	rte_spinlock_recursive_lock(&e->lock);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = 0;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*udp) + payload));
 	ip->packet_id = rte_cpu_to_be_16(e->ip_id++);
 	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = USIW_IP_TTL;
 	ip->next_proto_id = IPPROTO_UDP;
-	ip->hdr_checksum = 0;
 	ip->src_addr = e->attr.ipv4;
 	ip->dst_addr = dst_ipv4;
 	udp->src_port = rte_cpu_to_be_16(src_port);
 	udp->dst_port = rte_cpu_to_be_16(dst_port);
-	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*udp) + payload));
-	udp->dgram_cksum = 0;
 	if (e->port.tx_cksum_offload) {
 		m->l2_len = sizeof(*eth);
 		m->l3_len = sizeof(*ip);
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_UDP_CKSUM;
-		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
-	} else {
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		if (udp_checksum)
-			udp->dgram_cksum = reference ?
-				rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(*eth) + sizeof(*ip)) :
-				rte_ipv4_udptcp_cksum(ip, udp);
 	}
+	set_lengths_and_checksums(e, m, payload, udp_checksum);
 
 	int rc;
 	if (dst_ipv4 == e->attr.ipv4) {
@@ -190,6 +268,9 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 			rte_pktmbuf_free(m);
 	} else {
 		rc = usiw_arp_output(e, dst_ipv4, m);
+		struct rte_eth_dev_tx_buffer *txb = e->port.txb;
+		if (rc == 0 && bundle && !reference && txb->length && txb->pkts[txb->length - 1] == m)
+			e->tx_bundle_tail = m;
 	}
 	if (rc == 0)
 		e->stats.tx_datagrams++;
@@ -201,7 +282,7 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 		  const void *hdr, size_t hdr_len, const void *data, size_t data_len)
 {
 	return send_datagram(ep->engine, ep->port, !ep->skip_checksum, ep->reference_data,
-			     dst_ipv4, dst_port, hdr, hdr_len, data, data_len);
+			     ep->bundle, dst_ipv4, dst_port, hdr, hdr_len, data, data_len);
 }
 
 void usiw_udp_set_closed_port_answer(struct usiw_engine *e, usiw_udp_closed_port_fn fn)
@@ -222,7 +303,7 @@ static void answer_closed_port(struct usiw_engine *e, uint32_t src_ipv4, uint16_
 	if (!e->closed_port_answer)
 		return;
 	size_t n = e->closed_port_answer(data, len, reply, sizeof(reply));
-	if (n && send_datagram(e, dst_port, true, false, src_ipv4, src_port, reply, n, NULL,
+	if (n && send_datagram(e, dst_port, true, false, false, src_ipv4, src_port, reply, n, NULL,
 				0) == 0)
 		e->stats.closed_port_answers++;
 }

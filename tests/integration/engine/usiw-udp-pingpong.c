@@ -5,7 +5,7 @@
  *
  *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]
  *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
- *                            [-w WINDOW]
+ *                            [-w WINDOW] [-b]
  *
  * -r: the client's endpoint references the data it sends instead of copying
  * it (usiw_udp_reference_data), and its first datagram, of the largest size,
@@ -17,6 +17,12 @@
  * size with up to WINDOW of them not yet echoed, more than the link's queue
  * holds (1024 frames): the frames its tx queue cannot take yet must wait,
  * not be lost (a loss-free link loses nothing), and every echo is checked.
+ *
+ * -b: after the ping-pongs, a second client endpoint, which bundles
+ * (usiw_udp_bundle), sends COUNT datagrams of 64 bytes back to back with no
+ * progress between them: they must leave several to a frame (at least 4 on
+ * average), and the server's echo of each frame's payload must split again
+ * into exactly those datagrams, each checked.
  *
  * -k: the server keeps serving after the client's goodbye until SIGTERM or
  * SIGINT (a signal before the goodbye ends it at the goodbye), so that its
@@ -66,6 +72,15 @@ struct state {
 };
 
 #define STREAM_SEQ0 0x40000000u
+#define BUNDLE_SEQ0 0x60000000u
+#define BUNDLE_DATAGRAM 64
+
+/* -b: the bundling endpoint's echoes, checked as they come (bundle_rx). */
+struct bundle_state {
+	uint8_t *seen;                /* by seq - BUNDLE_SEQ0 */
+	unsigned count, echoed;
+	bool bad;
+};
 
 static volatile sig_atomic_t stop_requested;
 
@@ -297,8 +312,96 @@ static int stream(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t
 	return ok ? 0 : -1;
 }
 
+static void bundle_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void *data,
+		      size_t len)
+{
+	struct bundle_state *b = ctx;
+	const uint8_t *d = data;
+
+	(void)src_ip;
+	(void)src_port;
+	if (len % BUNDLE_DATAGRAM) {
+		fprintf(stderr, "client: bundle: an echo of %zu bytes is not whole datagrams\n", len);
+		b->bad = true;
+		return;
+	}
+	for (size_t off = 0; off < len; off += BUNDLE_DATAGRAM) {
+		struct ping p;
+		memcpy(&p, d + off, sizeof(p));
+		uint32_t i = p.seq - BUNDLE_SEQ0;
+		if (i >= b->count || b->seen[i] || p.len != BUNDLE_DATAGRAM) {
+			fprintf(stderr, "client: bundle: unexpected datagram seq %#x len %u\n", p.seq,
+				p.len);
+			b->bad = true;
+			return;
+		}
+		for (size_t k = sizeof(p); k < BUNDLE_DATAGRAM; k++)
+			if (d[off + k] != pattern(p.seq, k)) {
+				fprintf(stderr, "client: bundle: seq %#x: byte %zu is %#x, expected %#x\n",
+					p.seq, k, d[off + k], pattern(p.seq, k));
+				b->bad = true;
+				return;
+			}
+		b->seen[i] = 1;
+		b->echoed++;
+	}
+}
+
+/* -b: see the top of the file.  Returns 0 if every datagram came back and
+ * they left at least 4 to a frame on average. */
+static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsigned count)
+{
+	struct bundle_state b = { .seen = calloc(count, 1), .count = count };
+	struct usiw_udp_endpoint *ep;
+	struct usiw_engine_stats before, after;
+	uint8_t out[BUNDLE_DATAGRAM];
+	int rc = usiw_udp_open(e, 0, bundle_rx, &b, &ep);
+
+	if (rc) {
+		fprintf(stderr, "client: cannot open a UDP port: %s\n", strerror(-rc));
+		free(b.seen);
+		return -1;
+	}
+	usiw_udp_skip_checksum(ep);
+	usiw_udp_bundle(ep);
+	usiw_engine_stats(e, &before);
+	for (unsigned i = 0; i < count;) {
+		struct ping p = { BUNDLE_SEQ0 + i, BUNDLE_DATAGRAM };
+		memcpy(out, &p, sizeof(p));
+		for (size_t k = sizeof(p); k < BUNDLE_DATAGRAM; k++)
+			out[k] = pattern(p.seq, k);
+		rc = usiw_udp_send(ep, dst, port, out, sizeof(p), out + sizeof(p),
+				   BUNDLE_DATAGRAM - sizeof(p));
+		if (rc == 0) {
+			i++;
+		} else if (rc == -EAGAIN) {
+			usiw_engine_progress(e);
+		} else {
+			fprintf(stderr, "client: bundle: send failed: %s\n", strerror(-rc));
+			break;
+		}
+	}
+	int64_t t0 = now_ns();
+	while (b.echoed < count && !b.bad && now_ns() - t0 < RESEND_NS)
+		usiw_engine_progress(e);
+	usiw_engine_stats(e, &after);
+	uint64_t frames = after.tx_packets - before.tx_packets;
+	uint64_t bundled = after.tx_bundled - before.tx_bundled;
+	printf("client: bundle of %u x %u B: %u echoed; sent in %lu frames, %lu datagrams "
+	       "bundled into another's frame\n", count, BUNDLE_DATAGRAM, b.echoed, frames, bundled);
+	usiw_udp_close(ep);
+	free(b.seen);
+	if (b.echoed != count || b.bad)
+		return -1;
+	if (frames * 4 > count || bundled + frames < count) {
+		fprintf(stderr, "client: bundle: %u datagrams took %lu frames\n", count, frames);
+		return -1;
+	}
+	return 0;
+}
+
 static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
-		      size_t *sizes, unsigned nsizes, bool reference, unsigned window)
+		      size_t *sizes, unsigned nsizes, bool reference, unsigned window, bool bundle)
 {
 	struct in_addr dst;
 	if (inet_pton(AF_INET, server, &dst) != 1) {
@@ -360,6 +463,8 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 		fprintf(stderr, "client: stream: datagrams lost\n");
 		status = 1;
 	}
+	if (bundle && status == 0 && bundle_burst(e, dst.s_addr, port, count) < 0)
+		status = 1;
 	int64_t bye_rtt;
 	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
 		status = 1;
@@ -374,7 +479,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
-		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW]\n");
+		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW] [-b]\n");
 }
 
 int main(int argc, char **argv)
@@ -383,7 +488,7 @@ int main(int argc, char **argv)
 	unsigned count = 1000, window = 0;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
-	bool reference = false, keep_serving = false;
+	bool reference = false, keep_serving = false, bundle = false;
 	int opt;
 
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
@@ -392,7 +497,7 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:b")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
@@ -401,6 +506,7 @@ int main(int argc, char **argv)
 		case 'r': reference = true; break;
 		case 'k': keep_serving = true; break;
 		case 'w': window = (unsigned)atoi(optarg); break;
+		case 'b': bundle = true; break;
 		default: usage(); return 2;
 		}
 	}
@@ -438,7 +544,7 @@ int main(int argc, char **argv)
 			sizes[n++] = v;
 		}
 		free(list);
-		rc = run_client(e, argv[optind], port, count, sizes, n, reference, window);
+		rc = run_client(e, argv[optind], port, count, sizes, n, reference, window, bundle);
 	}
 	fflush(stdout);
 	usiw_engine_put(e);
