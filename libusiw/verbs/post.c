@@ -114,6 +114,11 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 	int rc = 0;
 
 	usiw_context_lock(qp->ctx);
+	/* As Nagle's algorithm: a QP with nothing unacknowledged sends at once
+	 * (a ping-pong's latency); one with packets on their way is streaming,
+	 * and its small messages may wait for the next flush, bundled several
+	 * to a datagram (docs/verbs.md, Bundling). */
+	const bool streaming = qp->stack && trp_unacked(qp_stack_conn(qp->stack)) > 0;
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
 	    !(qp->state == IBV_QPS_RTR && qp->stack)) {
 		rc = EINVAL;
@@ -132,7 +137,7 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 	if (rc)
 		usiw_progress_locked(qp->ctx);
 	else
-		usiw_progress_sent_locked(qp->ctx);
+		usiw_progress_sent_locked(qp->ctx, streaming);
 	usiw_context_unlock(qp->ctx);
 	return rc;
 }

@@ -44,6 +44,8 @@ static struct {
 	 * begin (usiw_progress_finish_arriving).  Written under the lock, read
 	 * without it for the quick check. */
 	_Atomic unsigned writes_expected;
+	/* usiw_progress_flush_deferred */
+	atomic_bool flush_deferred;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -151,6 +153,13 @@ static void run_due_timers(uint64_t now)
 			      memory_order_relaxed);
 }
 
+/* Before a progress pass, whose flush sends what post_send left waiting. */
+static void flush_deferred_taken(void)
+{
+	if (atomic_load_explicit(&progress.flush_deferred, memory_order_relaxed))
+		atomic_store_explicit(&progress.flush_deferred, false, memory_order_relaxed);
+}
+
 static void note_app_call(uint64_t now)
 {
 	static _Thread_local pid_t tid;
@@ -167,16 +176,26 @@ void usiw_progress_locked(struct usiw_context *ctx)
 		return;
 	uint64_t now = usiw_clock_ns();
 	note_app_call(now);
+	flush_deferred_taken();
 	usiw_engine_progress(ctx->engine);
 	run_due_timers(now);
 }
 
-void usiw_progress_sent_locked(struct usiw_context *ctx)
+void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle)
 {
 	if (progress.engine_thread)
 		return;
 	note_app_call(usiw_clock_ns());
-	usiw_engine_flush(ctx->engine);
+	if (!may_bundle)
+		usiw_engine_flush(ctx->engine);
+	else if (!usiw_engine_flush_unless_bundling(ctx->engine) &&
+		 !atomic_load_explicit(&progress.flush_deferred, memory_order_relaxed))
+		atomic_store_explicit(&progress.flush_deferred, true, memory_order_relaxed);
+}
+
+bool usiw_progress_flush_deferred(void)
+{
+	return atomic_load_explicit(&progress.flush_deferred, memory_order_relaxed);
 }
 
 void usiw_progress(struct usiw_context *ctx)
@@ -251,6 +270,7 @@ unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
 	*next_deadline = UINT64_MAX;
 	if (pthread_mutex_trylock(&progress.lock))
 		return 0;
+	flush_deferred_taken();
 	unsigned handled = usiw_engine_progress(engine);
 	run_due_timers(usiw_clock_ns());
 	pthread_mutex_unlock(&progress.lock);

@@ -50,12 +50,20 @@ void usiw_context_unlock(struct usiw_context *ctx);
 void usiw_progress_locked(struct usiw_context *ctx);
 /* The same, taking the lock. */
 void usiw_progress(struct usiw_context *ctx);
-/* What ibv_post_send runs, with the lock held: what it queued leaves at
- * once, and the application counts as driving.  Nothing is received: an
- * answer cannot have come yet, and the application's next poll_cq (or the
- * helper thread) receives it; an empty receive pass, the timers and the
- * clock reads were a tenth of a 64 B Send's instructions. */
-void usiw_progress_sent_locked(struct usiw_context *ctx);
+/* What ibv_post_send runs, with the lock held: the application counts as
+ * driving, and what it queued leaves at once, except with may_bundle
+ * (ibv_post_send decides, post.c) if it ended in a bundle that later posts
+ * can join (usiw_engine_flush_unless_bundling): that one waits for the
+ * next flush (the bundle filling up, the application's next progress, or
+ * the helper thread, which then sleeps no longer than idle-sleep-us).
+ * Nothing is received: an answer cannot have come yet, and the
+ * application's next poll_cq (or the helper thread) receives it; an empty
+ * receive pass, the timers and the clock reads were a tenth of a 64 B
+ * Send's instructions. */
+void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle);
+/* True while frames ibv_post_send left waiting for a bundle have not been
+ * flushed by a progress pass. */
+bool usiw_progress_flush_deferred(void);
 
 /* Before a poll_cq returns completions: receives the rest of RDMA Writes
  * whose first segments arrived, while more keep coming, and the answers

@@ -45,6 +45,12 @@
  *   after arming) within one of them.  ib_send_lat -e over memif had its
  *   events up to 10 ms late (99th percentile 5 ms), and the passive side
  *   of a bandwidth test could begin to receive up to 10 ms late;
+ * - while frames that ibv_post_send left waiting for a bundle
+ *   (usiw_progress_flush_deferred) are not flushed, the sleeps while the
+ *   application drives last idle-sleep-us too: an application that posted
+ *   and then waits elsewhere (on a completion channel, on memory) has them
+ *   sent when it stops calling, within one such sleep, not at the end of a
+ *   long one;
  * - but an application that leaves poll_cq while an RDMA Write is still
  *   arriving (usiw_helper_thread_take_over) wakes the thread at once, which
  *   then progresses, driving or not, until that Write is in or no frame
@@ -246,7 +252,7 @@ static void *helper_main(void *arg)
 			atomic_store(&helper.long_sleep, true);
 			uint64_t hint = usiw_progress_app_may_wait_ns();
 			/* hint > now: given since our clock read */
-			if (hint > now || now - hint < WAIT_WATCH_NS)
+			if (hint > now || now - hint < WAIT_WATCH_NS || usiw_progress_flush_deferred())
 				ns = helper.sleep_ns;
 		}
 		if (ns)

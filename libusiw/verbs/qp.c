@@ -44,10 +44,12 @@ static int open_port(struct usiw_context *ctx, struct usiw_qp *qp)
 		uint32_t qpn = USIW_QPN_FIRST + ctx->next_qpn++ % USIW_QPN_COUNT;
 		int rc = usiw_udp_open(ctx->engine, (uint16_t)qpn, usiw_qp_receive, qp, &qp->udp);
 		if (rc == 0) {
-			/* TRP's CRC32C checks every datagram of a QP, and TRP keeps
-			 * what it sends until acknowledged. */
+			/* TRP's CRC32C checks every datagram of a QP, TRP keeps
+			 * what it sends until acknowledged, and its packets carry
+			 * their own length. */
 			usiw_udp_skip_checksum(qp->udp);
 			usiw_udp_reference_data(qp->udp);
+			usiw_udp_bundle(qp->udp);
 			qp->vqp.qp.qp_num = qpn;
 			return 0;
 		}
