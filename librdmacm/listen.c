@@ -326,7 +326,13 @@ int cm_request_reject(struct cm_id *child, const void *pdata, size_t len)
 
 	if (!r || !r->listen_id || r->reject)
 		return EINVAL;
-	r->reject = trp_conn_create(NULL, &reject_ops, r);
+	/* The CRC as the requester's QP has it (its port's [port] crc): the
+	 * REQUEST tells, and the REJECT goes only to it. */
+	struct trp_config cfg;
+	struct trp_header req;
+	trp_config_default(&cfg);
+	cfg.checksum = trp_header_decode(&req, r->datagram, r->len) == TRP_OK && req.checksum;
+	r->reject = trp_conn_create(&cfg, &reject_ops, r);
 	if (!r->reject)
 		return ENOMEM;
 	if (getrandom(&isn, sizeof(isn), 0) != sizeof(isn))

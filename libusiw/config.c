@@ -200,6 +200,31 @@ static const char *p_garp(struct key_ctx *k)
 	return NULL;
 }
 
+static const char *p_crc(struct key_ctx *k)
+{
+	bool on;
+
+	if (!strcmp(k->value, "auto")) {
+		k->cfg->crc = USIW_CRC_AUTO;
+		return NULL;
+	}
+	if (!parse_bool(k->value, &on))
+		return "auto, yes or no";
+	k->cfg->crc = on ? USIW_CRC_ON : USIW_CRC_OFF;
+	return NULL;
+}
+
+/* memif's frames are copied between the memory of two processes of this
+ * machine and cross no wire: TRP's CRC there would only check that memcpy
+ * copied, and cost a pass over every byte on both sides (ib_write_bw
+ * 64 KiB over memif: 8.1-9.5 GB/s with it, 13.5-13.7 without). */
+bool usiw_config_trp_crc(const struct usiw_config *cfg)
+{
+	if (cfg->crc == USIW_CRC_AUTO)
+		return strncmp(cfg->device, "net_memif", strlen("net_memif")) != 0;
+	return cfg->crc == USIW_CRC_ON;
+}
+
 static const char *p_progress(struct key_ctx *k)
 {
 	if (!strcmp(k->value, "inline"))
@@ -259,6 +284,7 @@ static const struct key_def keys[] = {
 	{ "port", "arp-interval-ms", p_arp_interval, false },
 	{ "port", "arp-retries", p_arp_retries, false },
 	{ "port", "gratuitous-arp", p_garp, false },
+	{ "port", "crc", p_crc, false },
 	{ "engine", "progress", p_progress, false },
 	{ "engine", "lcore", p_lcore, false },
 	{ "engine", "idle-sleep-us", p_idle_sleep, false },

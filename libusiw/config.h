@@ -17,6 +17,12 @@ enum usiw_progress_mode {
 	USIW_PROGRESS_THREAD,   /* an EAL worker lcore polls the port */
 };
 
+enum usiw_crc {
+	USIW_CRC_AUTO,          /* off over memif, on over anything else */
+	USIW_CRC_ON,
+	USIW_CRC_OFF,
+};
+
 struct usiw_config {
 	char path[4096];                      /* the file it came from, for messages */
 
@@ -36,12 +42,17 @@ struct usiw_config {
 	uint32_t arp_interval_ms;
 	uint32_t arp_retries;
 	bool gratuitous_arp;
+	enum usiw_crc crc;                    /* [port] crc; see usiw_config_trp_crc */
 
 	enum usiw_progress_mode progress;
 	int lcore;                            /* thread mode; -1 = first worker lcore */
 	uint32_t idle_sleep_us;               /* a progress thread's sleep when idle; 0 = never sleep */
 	uint32_t idle_spin_us;                /* inline: the helper thread's busy-poll spell */
 };
+
+/* Whether the QPs' TRP connections compute and require CRC32C ([port] crc,
+ * auto resolved by the device). */
+bool usiw_config_trp_crc(const struct usiw_config *cfg);
 
 /* Fills *cfg with every default. */
 void usiw_config_defaults(struct usiw_config *cfg);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libusiw/config.h"
+
 #include "attributes.h"
 #include "context.h"
 #include "limits.h"
@@ -225,8 +227,12 @@ int usiw_qp_start_stack(struct usiw_qp *qp)
 	/* TRP's defaults, delayed ACKs included: an acknowledgement mostly
 	 * rides on the reply (ib_write_lat's Writes acknowledge each other
 	 * inside the poll_cq loops that wait for them), and when there is none
-	 * the progress thread sends it when its timer is due. */
-	qp->stack = qp_stack_create(NULL, &ep, &usiw_qp_host_ops, qp);
+	 * the progress thread sends it when its timer is due.  The CRC is the
+	 * port's ([port] crc). */
+	struct trp_config trp;
+	trp_config_default(&trp);
+	trp.checksum = usiw_config_trp_crc(usiw_engine_config(qp->ctx->engine));
+	qp->stack = qp_stack_create(&trp, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
 	if (usiw_progress_add_running(qp)) {

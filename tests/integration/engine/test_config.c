@@ -61,6 +61,8 @@ static void test_minimal_gives_defaults(void **state)
 	assert_int_equal(c.progress, USIW_PROGRESS_INLINE);
 	assert_string_equal(c.eal_args, "--no-pci --in-memory");
 	assert_true(c.gratuitous_arp);
+	assert_int_equal(c.crc, USIW_CRC_AUTO);
+	assert_false(usiw_config_trp_crc(&c)); /* memif: no wire */
 }
 
 static void test_every_key(void **state)
@@ -84,6 +86,7 @@ static void test_every_key(void **state)
 		   "arp-interval-ms = 50\n"
 		   "arp-retries = 3\n"
 		   "gratuitous-arp = no\n"
+		   "crc = no\n"
 		   "\n"
 		   "[engine]\n"
 		   "progress = thread\n"
@@ -103,6 +106,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.arp_interval_ms, 50);
 	assert_int_equal(c.arp_retries, 3);
 	assert_false(c.gratuitous_arp);
+	assert_false(usiw_config_trp_crc(&c));
 	assert_int_equal(c.progress, USIW_PROGRESS_THREAD);
 	assert_int_equal(c.lcore, 1);
 	assert_int_equal(c.idle_sleep_us, 0);
@@ -121,6 +125,32 @@ static void expect_error(const char *text, const char *frag1, const char *frag2)
 			 frag2 ? frag2 : "");
 }
 
+/* auto: on except over memif; yes and no whatever the device. */
+static void test_crc(void **state)
+{
+	static const struct {
+		const char *device, *crc;
+		bool on;
+	} cases[] = {
+		{ "net_memif0,role=server", "auto", false },
+		{ "net_memif0,role=server", "yes", true },
+		{ "net_af_packet0,iface=v0", "auto", true },
+		{ "net_af_packet0,iface=v0", "no", false },
+		{ "0000:00:04.0", "auto", true },
+	};
+	char text[256], err[1024] = "";
+	struct usiw_config c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "[port]\ndevice = %s\nipv4 = 10.77.0.1/24\ncrc = %s\n",
+			 cases[i].device, cases[i].crc);
+		write_conf(text);
+		assert_int_equal(usiw_config_parse(path, &c, err, sizeof(err)), 0);
+		assert_int_equal(usiw_config_trp_crc(&c), cases[i].on);
+	}
+}
+
 static void test_bad_values(void **state)
 {
 	(void)state;
@@ -136,6 +166,7 @@ static void test_bad_values(void **state)
 	expect_error(MINIMAL "arp-retries = 0\n", "arp-retries", NULL);
 	expect_error(MINIMAL "arp-interval-ms = 0\n", "arp-interval-ms", NULL);
 	expect_error(MINIMAL "gratuitous-arp = maybe\n", "gratuitous-arp", "yes or no");
+	expect_error(MINIMAL "crc = sometimes\n", "crc", "auto, yes or no");
 	expect_error("[port]\ndevice = net_memif0\nipv4 = 10.77.0.1\n", "ipv4", "prefix");
 	expect_error("[port]\ndevice = net_memif0\nipv4 = 10.77.0.300/24\n", "ipv4", NULL);
 	expect_error("[port]\ndevice = net_memif0\nipv4 = 10.77.0.1/33\n", "ipv4", NULL);
@@ -256,6 +287,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_minimal_gives_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_structure, setup, teardown),
 		cmocka_unit_test(test_missing_file),
