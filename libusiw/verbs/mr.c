@@ -8,6 +8,7 @@
 #include "context.h"
 #include "limits.h"
 #include "pd.h"
+#include "progress.h"
 
 /* The access flags usiw0 understands.  IBV_ACCESS_HUGETLB is only a hint
  * about how the memory was allocated; the rest are enforced by
@@ -48,7 +49,9 @@ struct ibv_mr *usiw_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	mr->iova = iova;
 	mr->length = length;
 	mr->pd = pd;
+	usiw_context_lock(ctx);
 	int rc = usiw_mr_table_insert(&ctx->mrs, mr);
+	usiw_context_unlock(ctx);
 	if (rc) {
 		free(mr);
 		errno = -rc;
@@ -70,7 +73,9 @@ int usiw_dereg_mr(struct verbs_mr *vmr)
 	struct usiw_mr *mr = (struct usiw_mr *)vmr;
 	struct usiw_context *ctx = usiw_context_of(vmr->ibv_mr.context);
 
+	usiw_context_lock(ctx);
 	usiw_mr_table_remove(&ctx->mrs, mr);
+	usiw_context_unlock(ctx);
 	usiw_pd_put(mr->pd);
 	free(mr);
 	return 0;
@@ -82,7 +87,6 @@ enum usiw_mr_check usiw_mr_lookup(struct usiw_context *ctx, uint32_t stag,
 {
 	enum usiw_mr_check check;
 
-	pthread_rwlock_rdlock(&ctx->mrs.lock);
 	const struct usiw_mr *mr = usiw_mr_table_find(&ctx->mrs, stag);
 	if (!mr || mr->invalidated)
 		check = USIW_MR_INVALID_STAG;
@@ -99,7 +103,6 @@ enum usiw_mr_check usiw_mr_lookup(struct usiw_context *ctx, uint32_t stag,
 		*host = (void *)((uintptr_t)mr->host + (addr - mr->iova));
 		check = USIW_MR_OK;
 	}
-	pthread_rwlock_unlock(&ctx->mrs.lock);
 	return check;
 }
 
@@ -108,7 +111,6 @@ enum usiw_mr_check usiw_mr_invalidate(struct usiw_context *ctx, uint32_t stag,
 {
 	enum usiw_mr_check check = USIW_MR_OK;
 
-	pthread_rwlock_wrlock(&ctx->mrs.lock);
 	struct usiw_mr *mr = usiw_mr_table_find(&ctx->mrs, stag);
 	if (!mr || mr->invalidated)
 		check = USIW_MR_INVALID_STAG;
@@ -116,6 +118,5 @@ enum usiw_mr_check usiw_mr_invalidate(struct usiw_context *ctx, uint32_t stag,
 		check = USIW_MR_PD_MISMATCH;
 	else
 		mr->invalidated = true;
-	pthread_rwlock_unlock(&ctx->mrs.lock);
 	return check;
 }

@@ -37,7 +37,10 @@ enum usiw_mr_check {
 	USIW_MR_BOUNDS_VIOLATION,   /* [addr, addr+len) leaves the MR */
 };
 
-/* Checks that STag stag names an MR of pd that grants every right in access
+/* Both with the context lock held (usiw_context_lock; every QP's stack runs
+ * under it).
+ *
+ * Checks that STag stag names an MR of pd that grants every right in access
  * (IBV_ACCESS_* flags; 0 for a local read, which every MR allows) over
  * [addr, addr + len), addr being in the MR's iova space.  On USIW_MR_OK sets
  * *host to the byte at addr.  The pointer stays valid until the application

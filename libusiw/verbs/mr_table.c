@@ -20,17 +20,11 @@ int usiw_mr_table_init(struct usiw_mr_table *table)
 		return -ENOMEM;
 	table->bucket_count = INITIAL_BUCKETS;
 	table->count = 0;
-	int rc = pthread_rwlock_init(&table->lock, NULL);
-	if (rc) {
-		free(table->buckets);
-		return -rc;
-	}
 	return 0;
 }
 
 void usiw_mr_table_fini(struct usiw_mr_table *table)
 {
-	pthread_rwlock_destroy(&table->lock);
 	free(table->buckets);
 }
 
@@ -94,7 +88,6 @@ int usiw_mr_table_insert(struct usiw_mr_table *table, struct usiw_mr *mr)
 {
 	int rc = 0;
 
-	pthread_rwlock_wrlock(&table->lock);
 	if (table->count >= USIW_MAX_MR) {
 		rc = -ENOMEM;
 		goto out;
@@ -112,13 +105,11 @@ int usiw_mr_table_insert(struct usiw_mr_table *table, struct usiw_mr *mr)
 	*head = mr;
 	table->count++;
 out:
-	pthread_rwlock_unlock(&table->lock);
 	return rc;
 }
 
 void usiw_mr_table_remove(struct usiw_mr_table *table, struct usiw_mr *mr)
 {
-	pthread_rwlock_wrlock(&table->lock);
 	for (struct usiw_mr **link = bucket_of(table, mr->stag); *link;
 	     link = &(*link)->next_in_bucket) {
 		if (*link == mr) {
@@ -127,5 +118,4 @@ void usiw_mr_table_remove(struct usiw_mr_table *table, struct usiw_mr *mr)
 			break;
 		}
 	}
-	pthread_rwlock_unlock(&table->lock);
 }
