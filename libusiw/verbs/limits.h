@@ -44,9 +44,12 @@
  * Request's sink STag, so a Read has one local SGE. */
 #define USIW_MAX_SGE_RD 1
 /* Outstanding RDMA Reads and atomics per QP, as responder (IRD) and
- * requester (ORD): the RDMAP endpoint's inbound and outbound tables. */
-#define USIW_MAX_QP_RD_ATOM 16
-#define USIW_MAX_QP_INIT_RD_ATOM 16
+ * requester (ORD): the RDMAP endpoint's inbound and outbound tables.
+ * Reads in flight bound a Read stream (ib_read_bw asks for this many): 16
+ * of 64 KiB kept 128 segments in flight over memif, 10.1-10.2 GB/s against
+ * 12.9-13.8 GB/s with 64; an entry costs 208 bytes (IRD) and 12 (ORD). */
+#define USIW_MAX_QP_RD_ATOM 64
+#define USIW_MAX_QP_INIT_RD_ATOM 64
 /* Largest message (RDMAP allows 2^32 - 1; perftest and others take 2^31). */
 #define USIW_MAX_MSG_SIZE (UINT32_C(1) << 31)
 
