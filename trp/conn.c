@@ -365,7 +365,12 @@ static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len)
 		c->stats.malformed_dropped++;
 		return;
 	}
-	if ((c->cfg.checksum && h.checksum == 0) || !trp_checksum_ok(pkt, len)) {
+	if (c->cfg.checksum && h.checksum == 0) {
+		c->stats.checksum_dropped++;
+		c->stats.checksum_missing++; /* the peer computes none */
+		return;
+	}
+	if (!trp_checksum_ok(pkt, len)) {
 		c->stats.checksum_dropped++;
 		return;
 	}

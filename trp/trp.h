@@ -184,7 +184,8 @@ struct trp_stats {
 	uint64_t window_dropped;            /* PSN beyond the receive window */
 	uint64_t early_dropped;             /* data before the connection was established */
 	uint64_t malformed_dropped;         /* header decode failed */
-	uint64_t checksum_dropped;          /* CRC32C mismatch */
+	uint64_t checksum_dropped;          /* CRC32C mismatch or missing */
+	uint64_t checksum_missing;          /* of those, without one (checksum 0) */
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
 	uint32_t cwnd, ssthresh;            /* packets */
 	uint32_t peer_window;               /* last window the peer advertised */

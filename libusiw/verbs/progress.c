@@ -4,6 +4,7 @@
 #include "progress.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -87,6 +88,7 @@ static void report_qps(struct usiw_counters *out)
 		VALUE(dup_dropped);
 		VALUE(window_dropped);
 		VALUE(checksum_dropped);
+		VALUE(checksum_missing);
 		VALUE(srtt_ns);
 		VALUE(rto_ns);
 		VALUE(cwnd);
@@ -414,7 +416,22 @@ static void host_complete(void *arg, const struct rdmap_wc *wc)
 static void host_event(void *arg, enum trp_event_type type, int status, const void *pdata,
 		       size_t pdata_len)
 {
-	usiw_qp_cm_event(arg, type, status, pdata, pdata_len);
+	struct usiw_qp *qp = arg;
+
+	if (type == TRP_EV_FAILED) {
+		struct trp_stats st;
+
+		/* The one bad setup TRP can recognise: the application sees
+		 * only retries exceeded. */
+		trp_conn_stats(qp_stack_conn(qp->stack), &st);
+		if (st.checksum_missing)
+			fprintf(stderr,
+				"usiw: QP %u: the peer sent %" PRIu64 " packets without the CRC "
+				"this port requires: the [port] crc settings of the two ends "
+				"differ (docs/config.md)\n",
+				qp->vqp.qp.qp_num, st.checksum_missing);
+	}
+	usiw_qp_cm_event(qp, type, status, pdata, pdata_len);
 }
 
 const struct qp_stack_host_ops usiw_qp_host_ops = {

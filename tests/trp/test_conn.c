@@ -502,6 +502,7 @@ static void test_checksum_required(void **state)
 	       ulp, sizeof(ulp));
 	peer_stats(&p.peer[1], &st);
 	assert_int_equal(st.checksum_dropped, 1);
+	assert_int_equal(st.checksum_missing, 1);
 	assert_int_equal(st.data_delivered, 0);
 	pair_fini(&p);
 }
