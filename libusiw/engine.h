@@ -77,6 +77,10 @@ void usiw_udp_reference_data(struct usiw_udp_endpoint *ep);
  * Only datagrams whose data is copied are bundled, and only with
  * usiw_udp_skip_checksum (a UDP checksum would have to be summed again). */
 void usiw_udp_bundle(struct usiw_udp_endpoint *ep);
+/* A bundling endpoint's sender says whether it streams (more datagrams to
+ * the same peer are about to follow): while it does, data of 1 to 3 KiB is
+ * copied rather than referenced, so that such datagrams bundle too. */
+void usiw_udp_set_streaming(struct usiw_udp_endpoint *ep, bool streaming);
 
 /* Largest hdr_len + data_len usiw_udp_send accepts: the IP MTU less the IPv4
  * and UDP headers. */

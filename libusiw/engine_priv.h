@@ -73,6 +73,7 @@ struct usiw_udp_endpoint {
 	bool skip_checksum;     /* usiw_udp_skip_checksum */
 	bool reference_data;    /* usiw_udp_reference_data */
 	bool bundle;            /* usiw_udp_bundle */
+	bool streaming;         /* usiw_udp_set_streaming */
 	usiw_udp_rx_fn rx;
 	void *ctx;
 	struct usiw_demux_rule rule;

@@ -15,6 +15,13 @@
 #define USIW_IP_TTL 64
 /* Below this, copying the data costs less than a second mbuf. */
 #define REFERENCE_MIN_BYTES 1024
+/* A bundling endpoint that streams (usiw_udp_set_streaming) copies data
+ * below this size instead of referencing it, so that the datagram can join
+ * a bundle and begin the next: ib_write_bw over memif, 1 KiB 1.56-1.75 ->
+ * 3.30 M msg/s, 2 KiB 1.72 -> 2.49; 3000 B the same either way, 4000 B
+ * slower copied (6.7 against 8.1 GB/s).  A lone datagram (a ping-pong's)
+ * is still referenced: copied, ib_send_lat 2 KiB took ~0.1 us longer. */
+#define BUNDLE_COPY_MAX_BYTES 3072
 
 static void referenced_data_released(void *addr, void *opaque)
 {
@@ -80,6 +87,11 @@ void usiw_udp_reference_data(struct usiw_udp_endpoint *ep)
 void usiw_udp_bundle(struct usiw_udp_endpoint *ep)
 {
 	ep->bundle = true;
+}
+
+void usiw_udp_set_streaming(struct usiw_udp_endpoint *ep, bool streaming)
+{
+	ep->streaming = streaming;
 }
 
 size_t usiw_udp_max_payload(const struct usiw_engine *e)
@@ -189,8 +201,9 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
  * ourselves: the loopback ring keeps frames beyond the progress call (so does
  * the ARP queue, which copies what it keeps). */
 static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_checksum,
-			 bool reference, bool bundle, uint32_t dst_ipv4, uint16_t dst_port,
-			 const void *hdr, size_t hdr_len, const void *data, size_t data_len)
+			 bool reference, bool bundle, bool streaming, uint32_t dst_ipv4,
+			 uint16_t dst_port, const void *hdr, size_t hdr_len, const void *data,
+			 size_t data_len)
 {
 	const size_t payload = hdr_len + data_len;
 
@@ -201,6 +214,8 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	usiw_engine_lcore_ensure();
 	reference = reference && e->port.ref_pool && data_len >= REFERENCE_MIN_BYTES &&
 		    dst_ipv4 != e->attr.ipv4;
+	if (reference && streaming && data_len < BUNDLE_COPY_MAX_BYTES)
+		reference = false;
 	bundle = bundle && !udp_checksum && !reference;
 	if (bundle) {
 		rte_spinlock_recursive_lock(&e->lock);
@@ -282,7 +297,8 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 		  const void *hdr, size_t hdr_len, const void *data, size_t data_len)
 {
 	return send_datagram(ep->engine, ep->port, !ep->skip_checksum, ep->reference_data,
-			     ep->bundle, dst_ipv4, dst_port, hdr, hdr_len, data, data_len);
+			     ep->bundle, ep->streaming, dst_ipv4, dst_port, hdr, hdr_len, data,
+			     data_len);
 }
 
 void usiw_udp_set_closed_port_answer(struct usiw_engine *e, usiw_udp_closed_port_fn fn)
@@ -303,8 +319,8 @@ static void answer_closed_port(struct usiw_engine *e, uint32_t src_ipv4, uint16_
 	if (!e->closed_port_answer)
 		return;
 	size_t n = e->closed_port_answer(data, len, reply, sizeof(reply));
-	if (n && send_datagram(e, dst_port, true, false, false, src_ipv4, src_port, reply, n, NULL,
-				0) == 0)
+	if (n && send_datagram(e, dst_port, true, false, false, false, src_ipv4, src_port, reply, n,
+				NULL, 0) == 0)
 		e->stats.closed_port_answers++;
 }
 
