@@ -149,18 +149,27 @@ static void set_lengths_and_checksums(struct usiw_engine *e, struct rte_mbuf *m,
 /* A small message's datagram: TRP and DDP headers and up to ~180 bytes. */
 #define BUNDLE_MIN_ROOM 256
 
-bool usiw_udp_bundle_has_room(const struct usiw_engine *e)
+/* The UDP payload length of the frame m. */
+static size_t frame_udp_payload(const struct rte_mbuf *m)
 {
-	const struct rte_mbuf *m = e->tx_bundle_tail;
-
-	if (!m)
-		return false;
 	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(
 		m, const struct rte_udp_hdr *,
 		sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
-	const size_t payload = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
-	return payload + BUNDLE_MIN_ROOM <= usiw_udp_max_payload(e) &&
-	       rte_pktmbuf_tailroom(m) >= BUNDLE_MIN_ROOM;
+
+	return rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+}
+
+/* Whether len more bytes fit in the bundle frame m: under the MTU, and in
+ * its one mbuf. */
+static bool bundle_fits(const struct usiw_engine *e, const struct rte_mbuf *m, size_t len)
+{
+	return frame_udp_payload(m) + len <= usiw_udp_max_payload(e) &&
+	       rte_pktmbuf_tailroom(m) >= len;
+}
+
+bool usiw_udp_bundle_has_room(const struct usiw_engine *e)
+{
+	return e->tx_bundle_tail && bundle_fits(e, e->tx_bundle_tail, BUNDLE_MIN_ROOM);
 }
 
 /* usiw_udp_bundle: appends the datagram to the last frame waiting for the
@@ -175,15 +184,14 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 
 	if (!m)
 		return false;
-	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
-							  sizeof(struct rte_ether_hdr));
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
-	const size_t payload = rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+								sizeof(struct rte_ether_hdr));
+	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
 
 	if (ip->dst_addr != dst_ipv4 || udp->src_port != rte_cpu_to_be_16(src_port) ||
-	    udp->dst_port != rte_cpu_to_be_16(dst_port) ||
-	    payload + len > usiw_udp_max_payload(e) || rte_pktmbuf_tailroom(m) < len)
+	    udp->dst_port != rte_cpu_to_be_16(dst_port) || !bundle_fits(e, m, len))
 		return false;
+	const size_t payload = frame_udp_payload(m);
 	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
 	memcpy(p, hdr, hdr_len);
 	if (data_len)
@@ -214,9 +222,10 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	usiw_engine_lcore_ensure();
 	reference = reference && e->port.ref_pool && data_len >= REFERENCE_MIN_BYTES &&
 		    dst_ipv4 != e->attr.ipv4;
-	if (reference && streaming && data_len < BUNDLE_COPY_MAX_BYTES)
+	bundle = bundle && !udp_checksum;
+	if (bundle && streaming && data_len < BUNDLE_COPY_MAX_BYTES)
 		reference = false;
-	bundle = bundle && !udp_checksum && !reference;
+	bundle = bundle && !reference;
 	if (bundle) {
 		rte_spinlock_recursive_lock(&e->lock);
 		bool appended = bundle_append(e, src_port, dst_ipv4, dst_port, hdr, hdr_len, data,
