@@ -40,9 +40,14 @@ struct trp_conn {
 	enum trp_state state;
 	uint32_t conn_id;
 
-	/* Send side: slots[psn & slot_mask] for PSNs in [snd_una, snd_nxt). */
+	/* Send side: the PSNs in [snd_una, snd_nxt) occupy the slots from
+	 * slots[una_slot] on, wrapping at slot_mask.  una_slot goes back to 0
+	 * whenever nothing is outstanding, so a connection sending one packet
+	 * at a time reuses one slot, still cached, instead of walking the whole
+	 * ring (with many connections the walk missed the cache per packet). */
 	struct trp_slot *slots;
 	uint32_t slot_mask;
+	uint32_t una_slot;
 	uint32_t snd_una, snd_nxt;
 	uint32_t peer_window;    /* the peer accepts PSNs < snd_una + peer_window */
 	uint32_t n_sacked, n_lost;

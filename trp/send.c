@@ -13,12 +13,13 @@
 
 static struct trp_slot *slot_of(struct trp_conn *c, uint32_t psn)
 {
-	return &c->slots[psn & c->slot_mask];
+	return &c->slots[(c->una_slot + (psn - c->snd_una)) & c->slot_mask];
 }
 
 void send_init(struct trp_conn *c, uint32_t isn)
 {
 	c->snd_una = c->snd_nxt = isn;
+	c->una_slot = 0;
 	c->n_sacked = c->n_lost = 0;
 	c->rto_deadline = TRP_NO_DEADLINE;
 	c->timeouts_in_row = 0;
@@ -197,6 +198,7 @@ static bool slot_release(struct trp_conn *c, struct trp_slot *s, int status)
 	if (s->flags & SLOT_LOST)
 		c->n_lost--;
 	c->snd_una++;
+	c->una_slot = c->snd_una == c->snd_nxt ? 0 : c->una_slot + 1;
 	if (s->flags & SLOT_CONTROL) {
 		if (status == TRP_OK)
 			conn_control_acked(c, s->opcode);
