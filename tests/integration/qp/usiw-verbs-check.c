@@ -2,15 +2,18 @@
  * ordinary libibverbs program (run under tools/usiw-run by tools/usiw-pair).
  *
  *   usiw-verbs-check server PORT
- *   usiw-verbs-check client SERVER_IPV4 PORT
+ *   usiw-verbs-check client SERVER_IPV4 PORT [--lossy]
  *
+ * (--lossy: the link loses frames, so the one check of a time bound, which a
+ * retransmission would miss, is left out.)
  * The two exchange QP number, PSN, GID, buffer address and STags over TCP and
  * connect RoCE-style (GID index 0, modify to RTR/RTS).  The client then moves
  * pseudo-random data with every opcode at sizes from 1 B to 8 MiB; the server
  * checks every received message byte for byte and every completion, and
  * answers each with a one-word verdict.  RDMA Writes are checked by reading
- * them back.  Then: unsignaled WRs, inline sends, many WRs outstanding, a
- * Write to an invalidated STag (the requester gets REM_ACCESS_ERR and its
+ * them back.  Then: unsignaled WRs, inline sends, many WRs outstanding,
+ * Writes left in an open bundle while the application pauses, a Write to an
+ * invalidated STag (the requester gets REM_ACCESS_ERR and its
  * later WRs are flushed), and a QP moved to ERR with receives outstanding
  * (each flushed), on a pair of QPs connected to each other in the client. */
 #include <endian.h>
@@ -490,6 +493,50 @@ static void many_outstanding(struct client *c)
 		fail("%d outstanding Writes: data differ", n);
 }
 
+/* Writes posted while an earlier one is unacknowledged wait in an open
+ * bundle for the application's next verbs call (docs/verbs.md, Bundling).
+ * An application that then waits without one (on memory, on its own socket)
+ * still has them sent, by the helper thread within idle-sleep-us: after a
+ * 2 ms pause with no verbs call, one poll finds every Write complete.  (Left
+ * to the helper's long sleeps, up to 10 ms, they missed that in one run of
+ * three.) */
+static void deferred_leave(struct client *c, bool lossy)
+{
+	enum { N = 16, LEN = 64 };
+	struct ibv_sge sge[N];
+	struct ibv_send_wr wr[N];
+	struct ibv_wc wc[N];
+	const struct timespec pause = { 0, 2 * 1000 * 1000 };
+
+	fill(c->src, N * LEN, 4711);
+	for (int i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)c->src + LEN * i, LEN, c->src_mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = 700 + i, .sg_list = &sge[i], .num_sge = 1,
+					      .opcode = IBV_WR_RDMA_WRITE,
+					      .next = i < N - 1 ? &wr[i + 1] : NULL,
+					      .send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = c->peer.addr + (3u << 20) + LEN * i;
+		wr[i].wr.rdma.rkey = c->peer.rkey;
+	}
+	post_send(c->e.qp, wr);
+	nanosleep(&pause, NULL);
+	int done = ibv_poll_cq(c->e.scq, N, wc);
+	if (done < 0)
+		die("ibv_poll_cq");
+	/* Over a lossy link a lost frame waits for its retransmission. */
+	if (done != N && !lossy)
+		fail("%d of %d Writes complete after a 2 ms pause without verbs calls", done, N);
+	for (int i = 0; i < N; i++) {
+		if (i >= done)
+			wc[i] = poll_one(c->e.scq);
+		expect_wc(&wc[i], 700 + i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "deferred Write");
+	}
+	memset(c->dst, 0, N * LEN);
+	rdma(c, IBV_WR_RDMA_READ, c->dst, c->dst_mr->lkey, N * LEN, 3u << 20, "deferred read-back");
+	if (!filled_with(c->dst, N * LEN, 4711))
+		fail("deferred Writes: data differ");
+}
+
 /* A Write into the STag the Send with Invalidate invalidated: the requester
  * gets REM_ACCESS_ERR, the WR after it and the receive a flush. */
 static void bad_rkey(struct client *c)
@@ -585,7 +632,7 @@ static void print_memory(const char *who)
 		fclose(f);
 }
 
-static int run_client(const char *host, int port)
+static int run_client(const char *host, int port, bool lossy)
 {
 	struct client c = { 0 };
 	/* The device first: the server's open waits for this link end. */
@@ -631,7 +678,8 @@ static int run_client(const char *host, int port)
 	atomics(&c);
 	unsignaled(&c);
 	many_outstanding(&c);
-	printf("client: atomics, unsignaled and %d outstanding WRs done\n", SQ_DEPTH - 1);
+	deferred_leave(&c, lossy);
+	printf("client: atomics, unsignaled, %d outstanding and deferred WRs done\n", SQ_DEPTH - 1);
 	message(&c, IBV_WR_SEND_WITH_INV, 256, 0);
 	/* the end marker: the server stops checking here */
 	c.msgs = IMM_BASE - 1 - IMM_BASE;
@@ -652,8 +700,9 @@ int main(int argc, char **argv)
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	if (argc == 3 && !strcmp(argv[1], "server"))
 		return run_server(atoi(argv[2]));
-	if (argc == 4 && !strcmp(argv[1], "client"))
-		return run_client(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: %s server PORT | client SERVER_IPV4 PORT\n", argv[0]);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--lossy"))) &&
+	    !strcmp(argv[1], "client"))
+		return run_client(argv[2], atoi(argv[3]), argc == 5);
+	fprintf(stderr, "usage: %s server PORT | client SERVER_IPV4 PORT [--lossy]\n", argv[0]);
 	return 2;
 }

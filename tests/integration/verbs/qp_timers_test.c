@@ -1,7 +1,8 @@
 /* The running QPs' timer heap (libusiw/verbs/qp_timers.c) against a brute
  * force over the same QPs: every pass polls exactly the stacks that are due,
  * each once, and returns the earliest deadline left, through random
- * deadlines, changes, removals and re-additions of 1000 QPs.  The stacks are
+ * deadlines, changes, removals and re-additions of 1000 QPs, with stacks
+ * whose poll leaves them idle, due later or still due.  The stacks are
  * stand-ins that record polls (this file defines the two qp_stack functions
  * the heap calls). */
 #include <stdarg.h>
@@ -21,10 +22,17 @@ struct qp_stack {
 	unsigned polls;
 };
 
+/* The pass's time, for stacks whose poll sets a later deadline. */
+static uint64_t pass_now;
+
 void qp_stack_poll(struct qp_stack *qs)
 {
+	int r = rand() % 8;
+
 	qs->polls++;
-	qs->deadline = UINT64_MAX;   /* its timer work is done */
+	/* Its timer work is done, or it has more later (a keepalive), or it
+	 * is still due (the host refused its packet: its deadline is 0). */
+	qs->deadline = r < 4 ? UINT64_MAX : r < 7 ? pass_now + 1 + (uint64_t)(rand() % 3000) : 0;
 }
 
 uint64_t qp_stack_next_deadline(const struct qp_stack *qs)
@@ -75,11 +83,14 @@ static void test_heap_matches_brute_force(void **state)
 			due[i] = running[i] && stacks[i].deadline <= now;
 			stacks[i].polls = 0;
 		}
+		pass_now = now;
 		uint64_t next = usiw_qp_timers_run(&t, now);
 		for (int i = 0; i < NQP; i++) {
 			assert_int_equal(stacks[i].polls, due[i] ? 1 : 0);
-			if (running[i] && stacks[i].deadline < expect_next)
-				expect_next = stacks[i].deadline;
+			/* one still due is the next pass's */
+			uint64_t d = stacks[i].deadline <= now ? now + 1 : stacks[i].deadline;
+			if (running[i] && d < expect_next)
+				expect_next = d;
 		}
 		assert_int_equal(next, expect_next);
 	}
