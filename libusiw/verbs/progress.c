@@ -8,7 +8,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "context.h"
 #include "progress_thread.h"
@@ -35,8 +34,6 @@ static struct {
 	 * helper thread to stay out of the way of an application that
 	 * progresses itself. */
 	_Atomic uint64_t app_last_call_ns;
-	/* Kernel id of the thread that made that call. */
-	atomic_int app_tid;
 	/* usiw_clock_ns() time of the last usiw_progress_app_may_wait (0:
 	 * none). */
 	_Atomic uint64_t app_may_wait_ns;
@@ -164,12 +161,7 @@ static void flush_deferred_taken(void)
 
 static void note_app_call(uint64_t now)
 {
-	static _Thread_local pid_t tid;
-
-	if (!tid)
-		tid = gettid();
 	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
-	atomic_store_explicit(&progress.app_tid, tid, memory_order_relaxed);
 }
 
 /* The time of the progress pass this thread runs, with the lock held (0:
@@ -314,11 +306,6 @@ uint64_t usiw_progress_app_may_wait_ns(void)
 uint64_t usiw_progress_app_last_call_ns(void)
 {
 	return atomic_load_explicit(&progress.app_last_call_ns, memory_order_relaxed);
-}
-
-pid_t usiw_progress_app_tid(void)
-{
-	return atomic_load_explicit(&progress.app_tid, memory_order_relaxed);
 }
 
 int usiw_progress_add_running(struct usiw_qp *qp)

@@ -26,7 +26,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "libusiw/engine.h"
 #include "qp/qp_stack.h"
@@ -92,8 +91,6 @@ void usiw_progress_qp_changed(struct usiw_qp *qp);
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline);
 /* usiw_clock_ns() time of the application's last progressing verbs call. */
 uint64_t usiw_progress_app_last_call_ns(void);
-/* Kernel thread id of the thread that made it (0: none yet). */
-pid_t usiw_progress_app_tid(void);
 /* The application may be about to stop calling verbs and wait elsewhere:
  * it armed a CQ (to block on the channel), or a QP reached RTR or RTS (it
  * may now wait on its own socket).  progress_thread.c says what the helper

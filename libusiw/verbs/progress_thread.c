@@ -12,21 +12,24 @@
  *   moment ago) and only looks at the time of the last call when it wakes;
  * - when the application stops calling, the thread progresses, and keeps
  *   busy-polling for [engine] idle-spin-us after the later of the last call
- *   and the last frame it handled (a stream of traffic keeps it spinning);
- *   but while an application thread that called within APP_PREEMPTED_NS is
- *   off its CPU (its CPU clock stood still since our last look), each poll
- *   yields the CPU (sched_yield): that application was preempted, by us
- *   most likely, and it is the one that should run.  Without the yield, on
- *   two cores shared by two spinning applications and their helpers, a
- *   helper that found its application preempted for more than
- *   APP_DRIVING_NS spun in its place for idle-spin-us at a time, which kept
+ *   and the last frame it handled (a stream of traffic keeps it spinning),
+ *   yielding the CPU (sched_yield) after each poll.  A yield returns at
+ *   once when nothing else waits for the CPU; what does wait there is an
+ *   application preempted by us most likely, or the kernel's softirq thread
+ *   that moves af_packet's frames across a veth.  Without the yield, on two
+ *   cores shared by two spinning applications and their helpers, a helper
+ *   spun in its application's place for idle-spin-us at a time, which kept
  *   it preempted: in one ib_send_bw -s 64 run over memif the server's helper
- *   made 30 million polls and 20000 progress passes.  Alternating runs
- *   without / with the yield: ib_send_bw 64 B 0.85-1.35 / 1.29-1.31 M
- *   msg/s; ib_send_lat -e 64 B typical 149-169 / 25-56 us (99th percentile
- *   338-390 / 87-168 us); ib_write_lat 64 KiB average 208-349 / 27-217 us;
- *   a Write ping-pong's application spins on memory, on its CPU, and is
- *   not yielded to;
+ *   made 30 million polls and 20000 progress passes (alternating runs
+ *   without / with a yield while the application was off its CPU: ib_send_bw
+ *   64 B 0.85-1.35 / 1.29-1.31 M msg/s; ib_send_lat -e 64 B typical 149-169
+ *   / 25-56 us).  And over af_packet, where ib_write_lat's applications
+ *   both spin on memory and their helpers both poll, the frames waited for
+ *   ksoftirqd, which got a CPU at the next tick: ib_write_lat 64 KiB had
+ *   typical round trips of 4.0 ms (this kernel's tick) in most runs, and
+ *   125 us in the others.  Yielding only when the application was off its
+ *   CPU left that; yielding after every poll (take-over included): typical
+ *   125-135 us in every run, average 256-283 us, 99th percentile 2.1 ms;
  * - otherwise its sleeps last [engine] idle-sleep-us at first, longer the
  *   longer it has had nothing to do (an eighth of that time, at most
  *   MAX_IDLE_SLEEP_NS), never past the next TRP timer (delayed ACK,
@@ -87,10 +90,6 @@
  * short: an event-driven application re-arms for every event, one that
  * armed once (or connected) and polls on is left alone after this. */
 #define WAIT_WATCH_NS 1000000u
-/* An application that called verbs this recently and is now off its CPU
- * was preempted (or is blocked for a moment): our spin yields the CPU to
- * it (sched_yield), see helper_main. */
-#define APP_PREEMPTED_NS 1000000u
 
 static struct {
 	pthread_t thread;
@@ -106,42 +105,6 @@ static struct {
 } helper = {
 	.wake_lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-/* The CPU time of application thread tid (false if it cannot be read).
- * The clock id is the kernel's encoding of a thread CPU clock, as
- * pthread_getcpuclockid makes it, but from the kernel thread id: a thread
- * that has exited then gives an error, not a stale pthread_t. */
-static bool app_cpu_ns(pid_t tid, uint64_t *ns)
-{
-	struct timespec ts;
-
-	if (tid <= 0)
-		return false;
-	clockid_t clock = (clockid_t)((~(uint32_t)tid << 3) | 6u);
-	if (clock_gettime(clock, &ts))
-		return false;
-	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	return true;
-}
-
-/* Whether the application thread ran for most of the time since the last
- * look (it spins elsewhere: on memory for an RDMA Write), rather than
- * waiting for a CPU or blocking.  First look at a thread: yes. */
-static bool app_on_cpu(uint64_t now)
-{
-	static pid_t last_tid;
-	static uint64_t last_wall, last_cpu;
-	pid_t tid = usiw_progress_app_tid();
-	uint64_t cpu;
-
-	if (!app_cpu_ns(tid, &cpu))
-		return false;
-	bool ran = tid != last_tid || cpu - last_cpu >= (now - last_wall) / 2;
-	last_tid = tid;
-	last_wall = now;
-	last_cpu = cpu;
-	return ran;
-}
 
 /* Sleeps ns, or less if the application asks us to take over or wakes
  * us. */
@@ -226,6 +189,7 @@ static void *helper_main(void *arg)
 				atomic_store_explicit(&helper.take_over, false, memory_order_relaxed);
 				taking_over_since = 0;
 			}
+			sched_yield();
 			continue;
 		}
 		if (helper.sleep_ns == 0)
@@ -233,8 +197,7 @@ static void *helper_main(void *arg)
 		if (!app_driving) {
 			uint64_t active = last_work > app ? last_work : app;
 			if (now - active < helper.spin_ns) {
-				if (now - app < APP_PREEMPTED_NS && !app_on_cpu(now))
-					sched_yield();
+				sched_yield();
 				continue;
 			}
 		}
