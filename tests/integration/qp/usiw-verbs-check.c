@@ -6,6 +6,7 @@
  *
  * (--lossy: the link loses frames, so the one check of a time bound, which a
  * retransmission would miss, is left out.)
+ *
  * The two exchange QP number, PSN, GID, buffer address and STags over TCP and
  * connect RoCE-style (GID index 0, modify to RTR/RTS).  The client then moves
  * pseudo-random data with every opcode at sizes from 1 B to 8 MiB; the server
@@ -361,6 +362,35 @@ static void rdma(struct client *c, enum ibv_wr_opcode op, void *local, uint32_t 
 	do_wr(c, &wr, op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE, what);
 }
 
+/* Reads len bytes at remote_off into the zeroed sink and checks they are the
+ * fill of seed that Writes put there. */
+static void read_back(struct client *c, uint32_t len, uint64_t remote_off, uint32_t seed,
+		      const char *what)
+{
+	memset(c->dst, 0, len);
+	rdma(c, IBV_WR_RDMA_READ, c->dst, c->dst_mr->lkey, len, remote_off, what);
+	if (!filled_with(c->dst, len, seed))
+		fail("%s: data differ", what);
+}
+
+/* A chain of n Writes of len bytes each, from the source buffer to
+ * remote_off on, with wr_ids first_id on; every one signaled, or the last
+ * only. */
+static void chain_writes(struct client *c, struct ibv_send_wr *wr, struct ibv_sge *sge, int n,
+			 uint32_t len, uint64_t remote_off, uint64_t first_id, bool signal_all)
+{
+	for (int i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)c->src + (uint64_t)len * i, len,
+					   c->src_mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = first_id + (uint64_t)i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .next = i < n - 1 ? &wr[i + 1] : NULL,
+			.send_flags = signal_all || i == n - 1 ? IBV_SEND_SIGNALED : 0 };
+		wr[i].wr.rdma.remote_addr = c->peer.addr + remote_off + (uint64_t)len * i;
+		wr[i].wr.rdma.rkey = c->peer.rkey;
+	}
+}
+
 /* A message that consumes a server receive, and the server's verdict. */
 static void message(struct client *c, enum ibv_wr_opcode op, uint32_t len, unsigned flags)
 {
@@ -400,12 +430,12 @@ static void write_and_read_back(struct client *c)
 {
 	for (size_t i = 0; i < NSIZES; i++) {
 		uint32_t len = sizes[i];
+		char what[64];
+
 		fill(c->src, len, 1000 + (uint32_t)i);
+		snprintf(what, sizeof(what), "RDMA_WRITE then RDMA_READ of %u B", len);
 		rdma(c, IBV_WR_RDMA_WRITE, c->src, c->src_mr->lkey, len, 8192, "RDMA_WRITE");
-		memset(c->dst, 0, len);
-		rdma(c, IBV_WR_RDMA_READ, c->dst, c->dst_mr->lkey, len, 8192, "RDMA_READ");
-		if (!filled_with(c->dst, len, 1000 + (uint32_t)i))
-			fail("RDMA_WRITE then RDMA_READ of %u B: data differ", len);
+		read_back(c, len, 8192, 1000 + (uint32_t)i, what);
 	}
 }
 
@@ -447,24 +477,13 @@ static void unsignaled(struct client *c)
 	struct ibv_send_wr wr[8];
 
 	fill(c->src, 8 * 4096, 4242);
-	for (int i = 0; i < 8; i++) {
-		sge[i] = (struct ibv_sge){ (uintptr_t)c->src + 4096 * i, 4096, c->src_mr->lkey };
-		wr[i] = (struct ibv_send_wr){ .wr_id = 500 + i, .sg_list = &sge[i], .num_sge = 1,
-					      .opcode = IBV_WR_RDMA_WRITE,
-					      .next = i < 7 ? &wr[i + 1] : NULL,
-					      .send_flags = i == 7 ? IBV_SEND_SIGNALED : 0 };
-		wr[i].wr.rdma.remote_addr = c->peer.addr + 65536 + 4096 * i;
-		wr[i].wr.rdma.rkey = c->peer.rkey;
-	}
+	chain_writes(c, wr, sge, 8, 4096, 65536, 500, false);
 	post_send(c->e.qp, wr);
 	struct ibv_wc wc = poll_one(c->e.scq);
 	expect_wc(&wc, 507, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "last of 8 unsignaled");
 	if (ibv_poll_cq(c->e.scq, 1, &wc) != 0)
 		fail("an unsignaled Write completed");
-	memset(c->dst, 0, 8 * 4096);
-	rdma(c, IBV_WR_RDMA_READ, c->dst, c->dst_mr->lkey, 8 * 4096, 65536, "unsignaled read-back");
-	if (!filled_with(c->dst, 8 * 4096, 4242))
-		fail("unsignaled Writes: data differ");
+	read_back(c, 8 * 4096, 65536, 4242, "unsignaled Writes read back");
 }
 
 /* SQ_DEPTH - 1 Writes of 4 KiB posted at once, then all polled. */
@@ -487,10 +506,10 @@ static void many_outstanding(struct client *c)
 		struct ibv_wc wc = poll_one(c->e.scq);
 		expect_wc(&wc, 10000 + i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "many outstanding");
 	}
-	memset(c->dst, 0, len);
-	rdma(c, IBV_WR_RDMA_READ, c->dst, c->dst_mr->lkey, len, 1u << 20, "many read-back");
-	if (!filled_with(c->dst, len, 777))
-		fail("%d outstanding Writes: data differ", n);
+	char what[64];
+
+	snprintf(what, sizeof(what), "%d outstanding Writes read back", n);
+	read_back(c, len, 1u << 20, 777, what);
 }
 
 /* Writes posted while an earlier one is unacknowledged wait in an open
@@ -509,15 +528,7 @@ static void deferred_leave(struct client *c, bool lossy)
 	const struct timespec pause = { 0, 2 * 1000 * 1000 };
 
 	fill(c->src, N * LEN, 4711);
-	for (int i = 0; i < N; i++) {
-		sge[i] = (struct ibv_sge){ (uintptr_t)c->src + LEN * i, LEN, c->src_mr->lkey };
-		wr[i] = (struct ibv_send_wr){ .wr_id = 700 + i, .sg_list = &sge[i], .num_sge = 1,
-					      .opcode = IBV_WR_RDMA_WRITE,
-					      .next = i < N - 1 ? &wr[i + 1] : NULL,
-					      .send_flags = IBV_SEND_SIGNALED };
-		wr[i].wr.rdma.remote_addr = c->peer.addr + (3u << 20) + LEN * i;
-		wr[i].wr.rdma.rkey = c->peer.rkey;
-	}
+	chain_writes(c, wr, sge, N, LEN, 3u << 20, 700, true);
 	post_send(c->e.qp, wr);
 	nanosleep(&pause, NULL);
 	int done = ibv_poll_cq(c->e.scq, N, wc);
@@ -531,10 +542,7 @@ static void deferred_leave(struct client *c, bool lossy)
 			wc[i] = poll_one(c->e.scq);
 		expect_wc(&wc[i], 700 + i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "deferred Write");
 	}
-	memset(c->dst, 0, N * LEN);
-	rdma(c, IBV_WR_RDMA_READ, c->dst, c->dst_mr->lkey, N * LEN, 3u << 20, "deferred read-back");
-	if (!filled_with(c->dst, N * LEN, 4711))
-		fail("deferred Writes: data differ");
+	read_back(c, N * LEN, 3u << 20, 4711, "deferred Writes read back");
 }
 
 /* A Write into the STag the Send with Invalidate invalidated: the requester
