@@ -15,9 +15,8 @@
  *   and the last frame it handled (a stream of traffic keeps it spinning),
  *   yielding the CPU (sched_yield) after each poll that found nothing to
  *   do.  A yield returns at once when nothing else waits for the CPU; what
- *   does wait there is an
- *   application preempted by us most likely, or the kernel's softirq thread
- *   that moves af_packet's frames across a veth.  Without the yield, on two
+ *   does wait there is an application preempted by us most likely, or the
+ *   kernel's softirq thread that moves af_packet's frames across a veth.  Without the yield, on two
  *   cores shared by two spinning applications and their helpers, a helper
  *   spun in its application's place for idle-spin-us at a time, which kept
  *   it preempted: in one ib_send_bw -s 64 run over memif the server's helper
