@@ -13,29 +13,29 @@
  * - when the application stops calling, the thread progresses, and keeps
  *   busy-polling for [engine] idle-spin-us after the later of the last call
  *   and the last frame it handled (a stream of traffic keeps it spinning),
- *   yielding the CPU (sched_yield) after each poll that found nothing to
- *   do.  A yield returns at once when nothing else waits for the CPU; what
- *   does wait there is an application preempted by us most likely, or the
- *   kernel's softirq thread that moves af_packet's frames across a veth.  Without the yield, on two
- *   cores shared by two spinning applications and their helpers, a helper
- *   spun in its application's place for idle-spin-us at a time, which kept
- *   it preempted: in one ib_send_bw -s 64 run over memif the server's helper
- *   made 30 million polls and 20000 progress passes (alternating runs
- *   without / with a yield while the application was off its CPU: ib_send_bw
- *   64 B 0.85-1.35 / 1.29-1.31 M msg/s; ib_send_lat -e 64 B typical 149-169
- *   / 25-56 us).  And over af_packet, where ib_write_lat's applications
- *   both spin on memory and their helpers both poll, the frames waited for
- *   ksoftirqd, which got a CPU at the next tick: ib_write_lat 64 KiB had
- *   typical round trips of 4.0 ms (this kernel's tick) in most runs, and
- *   125 us in the others.  Yielding only when the application was off its
- *   CPU left that; yielding after every poll (take-over included): typical
- *   125-135 us in every run, average 256-283 us, 99th percentile 2.1 ms.
- *   A poll that handled frames is not followed by a yield: the next one
- *   most likely finds more, and as the passive side of a bandwidth test
- *   (the thread does all its receiving) half the thread's time went to
- *   sched_yield; ib_write_bw -s 64 -q 1024 over memif, three alternating
- *   runs: 3.16-4.35 -> 4.44-4.64 M msg/s, af_packet ib_write_lat 64 KiB
- *   unchanged (typical 126-132 us);
+ *   yielding the CPU (sched_yield) after each poll that found nothing to do.
+ *   A yield returns at once when nothing else waits for the CPU; what does
+ *   wait there is an application preempted by us most likely, or the
+ *   kernel's softirq thread that moves af_packet's frames across a veth.
+ *   Without the yield, on two cores shared by two spinning applications and
+ *   their helpers, a helper spun in its application's place for idle-spin-us
+ *   at a time, which kept it preempted: in one ib_send_bw -s 64 run over
+ *   memif the server's helper made 30 million polls and 20000 progress
+ *   passes (alternating runs without / with a yield while the application
+ *   was off its CPU: ib_send_bw 64 B 0.85-1.35 / 1.29-1.31 M msg/s;
+ *   ib_send_lat -e 64 B typical 149-169 / 25-56 us).  And over af_packet,
+ *   where ib_write_lat's applications both spin on memory and their helpers
+ *   both poll, the frames waited for ksoftirqd, which got a CPU at the next
+ *   tick: ib_write_lat 64 KiB had typical round trips of 4.0 ms (this
+ *   kernel's tick) in most runs, and 125 us in the others.  Yielding only
+ *   when the application was off its CPU left that; yielding after every
+ *   poll (take-over included): typical 125-135 us in every run, average
+ *   256-283 us, 99th percentile 2.1 ms.  A poll that handled frames is not
+ *   followed by a yield: the next one most likely finds more, and as the
+ *   passive side of a bandwidth test (the thread does all its receiving)
+ *   half the thread's time went to sched_yield; ib_write_bw -s 64 -q 1024
+ *   over memif, three alternating runs: 3.16-4.35 -> 4.44-4.64 M msg/s,
+ *   af_packet ib_write_lat 64 KiB unchanged (typical 126-132 us);
  * - otherwise its sleeps last [engine] idle-sleep-us at first, longer the
  *   longer it has had nothing to do (an eighth of that time, at most
  *   MAX_IDLE_SLEEP_NS), never past the next TRP timer (delayed ACK,
