@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "context.h"
 #include "progress_thread.h"
@@ -417,6 +418,33 @@ static void host_complete(void *arg, const struct rdmap_wc *wc)
 	usiw_qp_complete(arg, wc);
 }
 
+/* Lines report_peer_gone prints per process: a peer that dies with a
+ * thousand QPs open would otherwise print a thousand of them. */
+#define PEER_GONE_REPORTS 4
+
+/* Says why a QP's connection failed where the application sees only
+ * IBV_WC_RETRY_EXC_ERR, with what TRP knows of the peer. */
+static void report_peer_gone(const struct usiw_qp *qp, int status, const struct trp_stats *st)
+{
+	static atomic_uint reports;
+	unsigned n = atomic_fetch_add_explicit(&reports, 1, memory_order_relaxed);
+	uint8_t a[4];
+
+	if (n > PEER_GONE_REPORTS)
+		return;
+	if (n == PEER_GONE_REPORTS) {
+		fprintf(stderr, "usiw: further QP failures are not reported\n");
+		return;
+	}
+	memcpy(a, &qp->peer_ipv4, sizeof(a));
+	fprintf(stderr,
+		"usiw: QP %u: the connection to QP %u at %u.%u.%u.%u failed: %s "
+		"(%" PRIu64 " packets received from it in all; retransmission timeout %" PRIu64
+		" ms at the end)\n",
+		qp->vqp.qp.qp_num, qp->peer_port, a[0], a[1], a[2], a[3], trp_strerror(status),
+		st->pkts_rcvd, st->rto_ns / 1000000);
+}
+
 /* A failed or closed connection puts the endpoint in error, which query_qp
  * reports as the QP's state; the events matter to a connection manager. */
 static void host_event(void *arg, enum trp_event_type type, int status, const void *pdata,
@@ -427,15 +455,17 @@ static void host_event(void *arg, enum trp_event_type type, int status, const vo
 	if (type == TRP_EV_FAILED) {
 		struct trp_stats st;
 
+		trp_conn_stats(qp_stack_conn(qp->stack), &st);
 		/* The one bad setup TRP can recognise: the application sees
 		 * only retries exceeded. */
-		trp_conn_stats(qp_stack_conn(qp->stack), &st);
 		if (st.checksum_missing)
 			fprintf(stderr,
 				"usiw: QP %u: the peer sent %" PRIu64 " packets without the CRC "
 				"this port requires: the [port] crc settings of the two ends "
 				"differ (docs/config.md)\n",
 				qp->vqp.qp.qp_num, st.checksum_missing);
+		else if (status == TRP_ERR_TIMEOUT || status == TRP_ERR_DEAD_PEER)
+			report_peer_gone(qp, status, &st);
 	}
 	usiw_qp_cm_event(qp, type, status, pdata, pdata_len);
 }
