@@ -165,13 +165,17 @@ static void note_app_call(uint64_t now)
 	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
 }
 
-/* The time of the progress pass this thread runs, with the lock held (0:
+/* The time of the progress pass that the thread holding the lock runs (0:
  * none), which the QPs' stacks read as their clock (host_now): a pass
  * takes microseconds, and TRP read the clock for every packet it sent or
  * received, 7.7% of the CPU of the helper thread that sends ib_read_bw's
  * responses.  Read after the lock is taken, so it never runs behind a
- * time a stack took from the thread that held the lock before. */
-static _Thread_local uint64_t pass_clock;
+ * time a stack took from the thread that held the lock before.  Written
+ * and read only under the lock (every stack call runs under it), and back
+ * to 0 before the pass lets it go, so it needs no thread-local storage,
+ * which a library loaded with dlopen reaches through __tls_get_addr: 64
+ * instructions per 64 B ib_send_lat message. */
+static uint64_t pass_clock;
 
 /* Engine passes a progress pass may add before its timers run, while a
  * timer is due and each pass finds work (see engine_pass). */
