@@ -22,7 +22,22 @@
  * libfabric's memory monitor rewrites libc's madvise in place (to watch for
  * unmapped memory) while the application starts, and our call, in another
  * thread at that moment, ran into the half-written function (SIGSEGV in
- * __madvise in fi_pingpong). */
+ * __madvise in fi_pingpong).
+ *
+ * After faulting, the alarm holds the interrupt thread until the engine
+ * releases it just before closing the port.  memif handles its peer's
+ * disconnect (the peer process exiting) in that thread: memif_disconnect
+ * clears the connected flag and then unmaps the shared regions, with no
+ * lock against rte_eth_rx_burst in the polling thread, which checks the
+ * flag only when it begins.  A burst that began before the flag was cleared
+ * and ran on after the unmap faulted: SIGSEGV in memif's rx, reading the
+ * ring's tail (seen in 1 of ~30 runs of a client that was waiting for ARP
+ * when its memif server exited; engine bad-setups test).  Held, the thread
+ * runs no memif event while the engine lives: a peer that goes away leaves
+ * the rings mapped and quiet, and TRP finds it gone by its timeouts.  The
+ * engine keeps its port for the life of the process, and nothing else of
+ * ours uses that thread until the port's teardown (port.c), which runs
+ * there after the release. */
 #define _GNU_SOURCE
 #include "memif_prefault.h"
 
@@ -42,13 +57,12 @@
 #define MEMIF_REGION_NAME "/memfd:memif_region_"
 #define LINK_CHECK_MS 5
 
-static void prefault_memif_regions(void *arg)
+static void prefault_memif_regions(void)
 {
 	FILE *maps = fopen("/proc/self/maps", "r");
 	char line[512];
 	unsigned regions = 0;
 
-	(void)arg;
 	if (!maps)
 		return;
 	while (fgets(line, sizeof(line), maps)) {
@@ -66,12 +80,27 @@ static void prefault_memif_regions(void *arg)
 	USIW_LOG(DEBUG, "%u memif region(s) prefaulted", regions);
 }
 
+static void at_link_up(void *arg)
+{
+	struct usiw_memif_prefault *p = arg;
+
+	prefault_memif_regions();
+	pthread_mutex_lock(&p->lock);
+	while (!p->released)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void usiw_memif_prefault_init(struct usiw_memif_prefault *p, uint16_t port_id)
 {
+	p->used = true;
 	p->waiting = true;
 	p->scheduled = false;
 	p->port_id = port_id;
 	p->next_check_tsc = 0;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->released = false;
 }
 
 void usiw_memif_prefault_check(struct usiw_memif_prefault *p, uint64_t now_tsc)
@@ -84,13 +113,23 @@ void usiw_memif_prefault_check(struct usiw_memif_prefault *p, uint64_t now_tsc)
 	    link.link_status != RTE_ETH_LINK_UP)
 		return;
 	p->waiting = false;
-	p->scheduled = rte_eal_alarm_set(1, prefault_memif_regions, p) == 0;
+	p->scheduled = rte_eal_alarm_set(1, at_link_up, p) == 0;
 }
 
 void usiw_memif_prefault_cancel(struct usiw_memif_prefault *p)
 {
+	if (!p->used)
+		return;
 	p->waiting = false;
+	pthread_mutex_lock(&p->lock);
+	p->released = true;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	/* Removes it if it has not run; waits for it if it runs (released). */
 	if (p->scheduled)
-		rte_eal_alarm_cancel(prefault_memif_regions, p);
+		rte_eal_alarm_cancel(at_link_up, p);
 	p->scheduled = false;
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	p->used = false;
 }
