@@ -3,12 +3,12 @@
  * engine, datagrams in from it, the clock. */
 #include "progress.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "context.h"
 #include "progress_thread.h"
@@ -438,7 +438,7 @@ static void report_peer_gone(const struct usiw_qp *qp, int status, const struct 
 {
 	static atomic_uint reports;
 	unsigned n = atomic_fetch_add_explicit(&reports, 1, memory_order_relaxed);
-	uint8_t a[4];
+	char ip[INET_ADDRSTRLEN];
 
 	if (n > PEER_GONE_REPORTS)
 		return;
@@ -446,12 +446,12 @@ static void report_peer_gone(const struct usiw_qp *qp, int status, const struct 
 		fprintf(stderr, "usiw: further QP failures are not reported\n");
 		return;
 	}
-	memcpy(a, &qp->peer_ipv4, sizeof(a));
+	inet_ntop(AF_INET, &qp->peer_ipv4, ip, sizeof(ip));
 	fprintf(stderr,
-		"usiw: QP %u: the connection to QP %u at %u.%u.%u.%u failed: %s "
+		"usiw: QP %u: the connection to QP %u at %s failed: %s "
 		"(%" PRIu64 " packets received from it in all; retransmission timeout %" PRIu64
 		" ms at the end)\n",
-		qp->vqp.qp.qp_num, qp->peer_port, a[0], a[1], a[2], a[3], trp_strerror(status),
+		qp->vqp.qp.qp_num, qp->peer_port, ip, trp_strerror(status),
 		st->pkts_rcvd, st->rto_ns / 1000000);
 }
 
