@@ -185,7 +185,6 @@ int usiw_post_recv(struct ibv_qp *ibv_qp, struct ibv_recv_wr *wr, struct ibv_rec
 		else
 			wr = wr->next;
 	}
-	usiw_progress_recv_posted();
 	usiw_context_unlock(qp->ctx);
 	return rc;
 }

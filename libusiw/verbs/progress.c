@@ -227,12 +227,6 @@ void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle)
 		atomic_store_explicit(&progress.flush_deferred, true, memory_order_relaxed);
 }
 
-void usiw_progress_recv_posted(void)
-{
-	if (!progress.engine_thread)
-		note_app_call(usiw_clock_ns());
-}
-
 bool usiw_progress_flush_deferred(void)
 {
 	return atomic_load_explicit(&progress.flush_deferred, memory_order_relaxed);

@@ -60,12 +60,6 @@ void usiw_progress(struct usiw_context *ctx);
  * receive pass, the timers and the clock reads were a tenth of a 64 B
  * Send's instructions. */
 void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle);
-/* What ibv_post_recv and ibv_post_srq_recv run: the application counts as
- * driving, and nothing more.  A posted receive cannot be waiting for a
- * frame (a Send that finds none is a DDP error, not held), so receiving
- * there only lengthened the path from one message's completion to the
- * answer of a Send ping-pong, which reposts its receive in between. */
-void usiw_progress_recv_posted(void);
 /* True while frames ibv_post_send left waiting for a bundle have not been
  * flushed by a progress pass. */
 bool usiw_progress_flush_deferred(void);

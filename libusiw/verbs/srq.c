@@ -113,7 +113,6 @@ int usiw_post_srq_recv(struct ibv_srq *ibv_srq, struct ibv_recv_wr *wr,
 		else
 			wr = wr->next;
 	}
-	usiw_progress_recv_posted();
 	usiw_context_unlock(ctx);
 	return rc;
 }
