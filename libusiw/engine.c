@@ -57,7 +57,7 @@ static void engine_free(struct usiw_engine *e)
 			rte_pktmbuf_free(m);
 		rte_ring_free(e->loopback);
 	}
-	usiw_memif_prefault_cancel(&e->memif_prefault);
+	usiw_memif_link_release(&e->memif_link);
 	/* The port's last flush may still put refused frames in the backlog. */
 	usiw_port_close(&e->port);
 	usiw_tx_backlog_fini(&e->tx_backlog);
@@ -113,7 +113,7 @@ static int engine_start(struct usiw_engine *e)
 	}
 	rte_eth_tx_buffer_set_err_callback(e->port.txb, usiw_tx_backlog_refused, &e->tx_backlog);
 	if (e->port.is_memif)
-		usiw_memif_prefault_init(&e->memif_prefault, e->port.id);
+		usiw_memif_link_init(&e->memif_link, e->port.id);
 	memcpy(e->attr.mac, e->port.mac.addr_bytes, 6);
 	e->attr.ipv4 = e->cfg.ipv4;
 	e->attr.prefix_len = e->cfg.prefix_len;
@@ -264,7 +264,7 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 
 	uint64_t now_tsc = rte_get_tsc_cycles();
 	usiw_arp_timer(e, now_tsc);
-	usiw_memif_prefault_check(&e->memif_prefault, now_tsc);
+	usiw_memif_link_check(&e->memif_link, now_tsc);
 	handled += tx_flush(e);
 	return handled;
 }

@@ -15,7 +15,7 @@
 #include "config.h"
 #include "demux.h"
 #include "engine.h"
-#include "memif_prefault.h"
+#include "memif_link.h"
 #include "port.h"
 #include "tx_backlog.h"
 
@@ -38,7 +38,7 @@ struct usiw_engine {
 	rte_spinlock_recursive_t lock;
 
 	struct usiw_port port;
-	struct usiw_memif_prefault memif_prefault;
+	struct usiw_memif_link memif_link;
 	struct usiw_port_attr attr;
 	struct usiw_arp arp;
 	struct usiw_demux demux;
