@@ -125,6 +125,9 @@ bool rdmap_ep_rx_mid_message(const struct rdmap_ep *ep);
 /* The same for an RDMA Write, whose arrival completes nothing here: the
  * application can only learn of it by watching the memory. */
 bool rdmap_ep_rx_mid_write(const struct rdmap_ep *ep);
+/* Whether posted send work is not all handed to the transport yet (its
+ * window is full): it goes as acknowledgements open the window. */
+bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep);
 /* The Terminate this endpoint sent or received last (false if none). */
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out);
 

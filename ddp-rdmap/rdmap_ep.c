@@ -221,6 +221,11 @@ bool rdmap_ep_rx_mid_write(const struct rdmap_ep *ep)
 	return ep->rx_mid_write;
 }
 
+bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep)
+{
+	return ep->state == RDMAP_EP_RTS && ep->sq_tx != ep->sq_tail;
+}
+
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out)
 {
 	if (sent ? !ep->term_sent_valid : !ep->term_recv_valid)

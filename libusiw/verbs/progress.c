@@ -45,6 +45,8 @@ static struct {
 	_Atomic unsigned writes_expected;
 	/* usiw_progress_flush_deferred */
 	atomic_bool flush_deferred;
+	/* usiw_progress_tx_waiting */
+	atomic_bool tx_waiting;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -320,6 +322,23 @@ void usiw_progress_app_may_wait(void)
 		return;
 	atomic_store(&progress.app_may_wait_ns, usiw_clock_ns());
 	usiw_helper_thread_wake();
+}
+
+/* Set and announced (seq_cst both) before the helper's long sleep is looked
+ * at, as the helper announces that sleep before it takes the flag: one of
+ * the two sides sees the other.  Only a change from clear to set can wake
+ * it, at most once per look of the helper's. */
+void usiw_progress_tx_waiting(void)
+{
+	if (progress.engine_thread || atomic_load_explicit(&progress.tx_waiting, memory_order_relaxed))
+		return;
+	atomic_store(&progress.tx_waiting, true);
+	usiw_helper_thread_wake();
+}
+
+bool usiw_progress_take_tx_waiting(void)
+{
+	return atomic_exchange(&progress.tx_waiting, false);
 }
 
 uint64_t usiw_progress_app_may_wait_ns(void)

@@ -98,6 +98,14 @@ uint64_t usiw_progress_app_last_call_ns(void);
 void usiw_progress_app_may_wait(void);
 /* usiw_clock_ns() time of the last such call (0: none). */
 uint64_t usiw_progress_app_may_wait_ns(void);
+/* ibv_post_send left work that the transport's window held back: it goes
+ * as ACKs come in, which the helper thread receives if the application now
+ * waits without verbs calls.  progress_thread.c says what the thread does
+ * about it. */
+void usiw_progress_tx_waiting(void);
+/* Whether usiw_progress_tx_waiting() was called since the last time this
+ * was (which clears it). */
+bool usiw_progress_take_tx_waiting(void);
 /* The earliest timer of the running stacks as the last pass or verbs call
  * left it (UINT64_MAX: none); may be read without the lock. */
 uint64_t usiw_progress_next_deadline(void);

@@ -60,6 +60,13 @@
  *   and then waits elsewhere (on a completion channel, on memory) has them
  *   sent when it stops calling, within one such sleep, not at the end of a
  *   long one;
+ * - likewise, after a post that left work the transport's window held back
+ *   (usiw_progress_tx_waiting: it goes as ACKs come in), the sleeps while
+ *   the application drives last TX_WAITING_SLEEP_NS, and such a post wakes
+ *   the thread from a longer one.  usiw-verbs-check over af_packet posts
+ *   16 Writes at once, sleeps 2 ms and polls once: in 4 runs of 100 it
+ *   found 9 complete, and the other 7 a poll later (they went when that
+ *   poll received the ACKs of the first); none in 100 with this;
  * - but an application that leaves poll_cq while an RDMA Write is still
  *   arriving (usiw_helper_thread_take_over) wakes the thread at once, which
  *   then progresses, driving or not, until that Write is in or no frame
@@ -96,6 +103,10 @@
  * short: an event-driven application re-arms for every event, one that
  * armed once (or connected) and polls on is left alone after this. */
 #define WAIT_WATCH_NS 1000000u
+/* The driving sleep after a post that the window held back
+ * (usiw_progress_tx_waiting): 1000 wake-ups a second at most while an
+ * application streams, against 20000 at idle-sleep-us. */
+#define TX_WAITING_SLEEP_NS 1000000u
 
 static struct {
 	pthread_t thread;
@@ -226,6 +237,12 @@ static void *helper_main(void *arg)
 			/* hint > now: given since our clock read */
 			if (hint > now || now - hint < WAIT_WATCH_NS || usiw_progress_flush_deferred())
 				ns = helper.sleep_ns;
+			else if (usiw_progress_take_tx_waiting())
+				ns = TX_WAITING_SLEEP_NS;
+			if (ns != MAX_DRIVING_SLEEP_NS)
+				/* too short to be worth a wake-up */
+				atomic_store_explicit(&helper.long_sleep, false,
+						      memory_order_relaxed);
 		}
 		if (ns)
 			sleep_ns(ns);
