@@ -23,7 +23,6 @@ struct trp_slot {
 	const void *data;       /* referenced, not copied */
 	void *cookie;
 	uint32_t data_len;
-	uint32_t ulp_hdr_crc;   /* CRC32C state over the ULP header (send_slot_xmit) */
 	uint32_t psn;
 	uint16_t tx_count;
 	uint8_t opcode;

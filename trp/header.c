@@ -117,9 +117,10 @@ size_t trp_packet_span(const void *pkt, size_t len)
 }
 
 /* The checksum covers the payload first and then the header (with the
- * checksum field zero).  Payload-first lets a sender keep the CRC state of
- * the ULP header it copied and hash only the data and the 30 header bytes
- * at each transmission (send_slot_xmit says why the data is hashed again). */
+ * checksum field zero), so that the payload's CRC state can be taken over
+ * the ULP header and the data where they lie, apart, and finished over the
+ * header (send_slot_xmit hashes the payload at every transmission, and says
+ * why). */
 uint32_t trp_checksum_finish(uint32_t payload_state, const void *hdr_with_zero_csum)
 {
 	uint32_t crc = crc32c_final(crc32c_update(payload_state, hdr_with_zero_csum, TRP_HDR_LEN));

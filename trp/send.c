@@ -47,7 +47,6 @@ struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode)
 	s->data = NULL;
 	s->data_len = 0;
 	s->cookie = NULL;
-	s->ulp_hdr_crc = CRC32C_INIT;
 	return s;
 }
 
@@ -95,7 +94,7 @@ static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
  * it, so that it goes again before new data (send_window_open), but without
  * the congestion response to a loss: nothing was in the network.
  *
- * The data is hashed at every transmission, since it is read again each time
+ * The payload is hashed at every transmission, since its data is read again
  * from memory the ULP references: a checksum kept from the first one would
  * not match data the application changed before its work request completed.
  * RDMA leaves what arrives undefined then, but the peer dropped every
@@ -105,10 +104,13 @@ static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
  * af_packet, where the first Write was lost). */
 bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 {
-	uint32_t payload_crc = s->ulp_hdr_crc;
+	uint32_t payload_crc = CRC32C_INIT;
 
-	if (c->cfg.checksum && s->data_len)
-		payload_crc = crc32c_update(payload_crc, s->data, s->data_len);
+	if (c->cfg.checksum) {
+		payload_crc = crc32c_update(payload_crc, s->buf + TRP_HDR_LEN, s->ulp_hdr_len);
+		if (s->data_len)
+			payload_crc = crc32c_update(payload_crc, s->data, s->data_len);
+	}
 	if (!xmit_packet(c, s->buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
 	                 payload_crc, s->cookie)) {
 		slot_mark_lost(c, s);
@@ -148,8 +150,6 @@ int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
 	s->data = data;
 	s->data_len = (uint32_t)data_len;
 	s->cookie = cookie;
-	if (c->cfg.checksum)
-		s->ulp_hdr_crc = crc32c_update(CRC32C_INIT, s->buf + TRP_HDR_LEN, ulp_hdr_len);
 	send_slot_xmit(c, s);
 	return s->psn;
 }
