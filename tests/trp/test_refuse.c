@@ -6,78 +6,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "trp/trp.h"
+#include "capture.h"
 
 #include <string.h>
-
-/* One connection whose datagrams are captured instead of sent. */
-struct capture {
-	uint8_t pkt[TRP_HDR_LEN + TRP_MAX_PDATA];
-	size_t len;
-	unsigned sent;
-	uint64_t now;
-	enum trp_event_type ev;
-	int ev_status;
-	size_t ev_pdata_len;
-	unsigned n_ev;
-};
-
-static int cap_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
-		     size_t data_len, void *cookie)
-{
-	struct capture *c = ctx;
-
-	(void)cookie;
-	memcpy(c->pkt, hdr, hdr_len);
-	if (data_len)
-		memcpy(c->pkt + hdr_len, data, data_len);
-	c->len = hdr_len + data_len;
-	c->sent++;
-	return 0;
-}
-
-static uint64_t cap_now(void *ctx)
-{
-	return ((struct capture *)ctx)->now;
-}
-
-static bool cap_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
-{
-	(void)ctx, (void)psn, (void)payload, (void)len;
-	fail_msg("no data is ever delivered on a refused connection");
-	return false;
-}
-
-static void cap_in_order(void *ctx, uint32_t next_psn)
-{
-	(void)ctx, (void)next_psn;
-}
-
-static void cap_acked(void *ctx, void *cookie, int status)
-{
-	(void)ctx, (void)cookie, (void)status;
-}
-
-static void cap_event(void *ctx, enum trp_event_type type, int status, const void *pdata,
-		      size_t pdata_len)
-{
-	struct capture *c = ctx;
-
-	(void)pdata;
-	c->ev = type;
-	c->ev_status = status;
-	c->ev_pdata_len = pdata_len;
-	c->n_ev++;
-}
-
-static const struct trp_ops cap_ops = {
-	.xmit = cap_xmit,
-	.now_ns = cap_now,
-	.deliver = cap_deliver,
-	.in_order = cap_in_order,
-	.acked = cap_acked,
-	.event = cap_event,
-};
 
 static void test_request_refused_at_once(void **state)
 {
@@ -86,7 +17,7 @@ static void test_request_refused_at_once(void **state)
 	struct trp_header h;
 
 	(void)state;
-	struct trp_conn *conn = trp_conn_create(NULL, &cap_ops, &cap);
+	struct trp_conn *conn = trp_conn_create(NULL, &capture_ops, &cap);
 	assert_non_null(conn);
 	assert_int_equal(trp_connect(conn, 0xfffffff0u, 0xabcd1234u, "pdata", 5), 0);
 	assert_int_equal(cap.sent, 1);
@@ -113,6 +44,7 @@ static void test_request_refused_at_once(void **state)
 	assert_int_equal(h.opcode, TRP_OP_ACK);
 	assert_false(trp_refusal(cap.pkt, cap.len, rej));
 	assert_int_equal(trp_next_deadline(conn), UINT64_MAX);
+	assert_int_equal(cap.delivered, 0); /* no data on a refused connection */
 	trp_conn_destroy(conn);
 }
 
@@ -124,7 +56,7 @@ static void test_retransmitted_request_refused(void **state)
 	uint8_t rej[TRP_HDR_LEN];
 
 	(void)state;
-	struct trp_conn *conn = trp_conn_create(NULL, &cap_ops, &cap);
+	struct trp_conn *conn = trp_conn_create(NULL, &capture_ops, &cap);
 	assert_non_null(conn);
 	assert_int_equal(trp_connect(conn, 7, 99, NULL, 0), 0);
 	cap.now = trp_next_deadline(conn);
@@ -134,6 +66,7 @@ static void test_retransmitted_request_refused(void **state)
 	trp_input(conn, rej, sizeof(rej));
 	assert_int_equal(cap.ev, TRP_EV_REJECTED);
 	assert_int_equal(trp_conn_state(conn), TRP_STATE_CLOSED);
+	assert_int_equal(cap.delivered, 0); /* no data on a refused connection */
 	trp_conn_destroy(conn);
 }
 
@@ -145,7 +78,7 @@ static void test_nothing_else_answered(void **state)
 	uint8_t rej[TRP_HDR_LEN], bad[TRP_HDR_LEN + TRP_MAX_PDATA];
 
 	(void)state;
-	struct trp_conn *conn = trp_conn_create(NULL, &cap_ops, &cap);
+	struct trp_conn *conn = trp_conn_create(NULL, &capture_ops, &cap);
 	assert_non_null(conn);
 	assert_int_equal(trp_connect(conn, 1, 2, "abc", 3), 0);
 	memcpy(bad, cap.pkt, cap.len);
@@ -162,6 +95,7 @@ static void test_nothing_else_answered(void **state)
 		assert_int_equal(trp_refusal(bad, TRP_HDR_LEN, rej),
 				 op == TRP_OP_CONNECT_REQUEST);
 	}
+	assert_int_equal(cap.delivered, 0); /* no data on a refused connection */
 	trp_conn_destroy(conn);
 }
 
