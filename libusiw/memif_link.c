@@ -19,7 +19,9 @@
  * test).  Held, the thread runs no memif event while the engine lives: a
  * peer that goes away leaves the rings mapped and quiet, and TRP finds it
  * gone by its timeouts.  Nothing else of ours uses that thread until the
- * port's teardown (port.c), which runs there after the release. */
+ * port's teardown (port.c), which runs there after the release.  The test
+ * `udp memif peer exits while we poll` polls across its peer's exit and
+ * fails if the link (so the rings) went down: it does without the hold. */
 #include "memif_link.h"
 
 #include <rte_alarm.h>

@@ -5,7 +5,7 @@
  *
  *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]
  *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
- *                            [-w WINDOW] [-b]
+ *                            [-w WINDOW] [-b] [-g MS]
  *
  * -r: the client's endpoint references the data it sends instead of copying
  * it (usiw_udp_reference_data), and its first datagram, of the largest size,
@@ -23,6 +23,14 @@
  * progress between them: they must leave several to a frame (at least 4 on
  * average), and the server's echo of each frame's payload must split again
  * into exactly those datagrams, each checked.
+ *
+ * -g MS: after the server's goodbye echo (the server then exits, unless -k),
+ * the client keeps polling its engine for MS milliseconds, across the
+ * server's exit, and fails if its memif link went down meanwhile: memif
+ * handles a peer's disconnect by unmapping the shared rings, unlocked
+ * against a burst in progress, so the engine holds that handling off while
+ * it lives (libusiw/memif_link.c).  The link staying up is the sign that the
+ * rings did too; polling through the unmap is what used to crash.
  *
  * -k: the server keeps serving after the client's goodbye until SIGTERM or
  * SIGINT (a signal before the goodbye ends it at the goodbye), so that its
@@ -347,6 +355,24 @@ static void bundle_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void 
 	}
 }
 
+/* -g: see the top of the file.  Returns 0 if the link stayed up. */
+static int poll_past_peer_exit(struct usiw_engine *e, unsigned ms)
+{
+	const int64_t end = now_ns() + (int64_t)ms * 1000000;
+	unsigned long polls = 0;
+	while (now_ns() < end) {
+		usiw_engine_progress(e);
+		polls++;
+	}
+	bool up = usiw_engine_port_attr(e)->link_up;
+	printf("client: %lu polls in the %u ms after the server's goodbye, link %s\n", polls, ms,
+	       up ? "still up" : "down");
+	if (!up)
+		fprintf(stderr, "client: the link went down when the server exited: memif "
+			"handled the disconnect (and unmapped its rings) while the engine polled\n");
+	return up ? 0 : -1;
+}
+
 /* -b: see the top of the file.  Returns 0 if every datagram came back and
  * they left at least 4 to a frame on average. */
 static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsigned count)
@@ -401,7 +427,8 @@ static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsi
 }
 
 static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
-		      size_t *sizes, unsigned nsizes, bool reference, unsigned window, bool bundle)
+		      size_t *sizes, unsigned nsizes, bool reference, unsigned window, bool bundle,
+		      unsigned gone_ms)
 {
 	struct in_addr dst;
 	if (inet_pton(AF_INET, server, &dst) != 1) {
@@ -468,6 +495,8 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 	int64_t bye_rtt;
 	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
 		status = 1;
+	else if (gone_ms && poll_past_peer_exit(e, gone_ms) < 0)
+		status = 1;
 	printf("client: %s, %u resends\n", status ? "FAILED" : "all echoes correct", resends);
 	print_stats("client", e);
 	usiw_udp_close(s->ep);
@@ -479,13 +508,13 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
-		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW] [-b]\n");
+		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW] [-b] [-g MS]\n");
 }
 
 int main(int argc, char **argv)
 {
 	uint16_t port = DEFAULT_PORT;
-	unsigned count = 1000, window = 0;
+	unsigned count = 1000, window = 0, gone_ms = 0;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
 	bool reference = false, keep_serving = false, bundle = false;
@@ -497,7 +526,7 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:b")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:bg:")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
@@ -507,6 +536,7 @@ int main(int argc, char **argv)
 		case 'k': keep_serving = true; break;
 		case 'w': window = (unsigned)atoi(optarg); break;
 		case 'b': bundle = true; break;
+		case 'g': gone_ms = (unsigned)atoi(optarg); break;
 		default: usage(); return 2;
 		}
 	}
@@ -544,7 +574,8 @@ int main(int argc, char **argv)
 			sizes[n++] = v;
 		}
 		free(list);
-		rc = run_client(e, argv[optind], port, count, sizes, n, reference, window, bundle);
+		rc = run_client(e, argv[optind], port, count, sizes, n, reference, window, bundle,
+				gone_ms);
 	}
 	fflush(stdout);
 	usiw_engine_put(e);
