@@ -19,9 +19,12 @@
  * test).  Held, the thread runs no memif event while the engine lives: a
  * peer that goes away leaves the rings mapped and quiet, and TRP finds it
  * gone by its timeouts.  Nothing else of ours uses that thread until the
- * port's teardown (port.c), which runs there after the release.  The test
- * `udp memif peer exits while we poll` polls across its peer's exit and
- * fails if the link (so the rings) went down: it does without the hold. */
+ * port's teardown (port.c), which runs there after the release.  The hold
+ * cannot begin before the link is up, since that thread is what brings it
+ * up: a peer that exits between then and the alarm (up to LINK_CHECK_MS and
+ * the thread's wait for a CPU) can still meet the unmap.  The test `udp
+ * memif peer exits while we poll` polls across its peer's exit and fails if
+ * the link (so the rings) went down: it does without the hold. */
 #include "memif_link.h"
 
 #include <rte_alarm.h>
