@@ -66,7 +66,7 @@ static void report_qps(struct usiw_counters *out)
 {
 	pthread_mutex_lock(&progress.lock);
 	for (uint32_t i = 0; i < progress.timers.len; i++) {
-		struct usiw_qp *qp = progress.timers.heap[i];
+		struct usiw_qp *qp = progress.timers.heap[i].qp;
 		struct trp_stats st;
 		char name[32];
 

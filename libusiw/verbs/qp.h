@@ -65,8 +65,7 @@ struct usiw_qp {
 
 	struct qp_stack *stack;         /* from RTS until RESET or destroy */
 	struct {                        /* its place among the running QPs' */
-		uint64_t deadline;      /* timers (qp_timers.h) */
-		uint32_t index;
+		uint32_t index;         /* timers (qp_timers.h) */
 		bool changed;
 		struct usiw_qp *next_changed;
 	} timer;

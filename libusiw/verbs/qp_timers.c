@@ -9,49 +9,51 @@
 
 #define NOT_IN_HEAP UINT32_MAX
 
-static void place(struct usiw_qp_timers *t, uint32_t i, struct usiw_qp *qp)
+static void place(struct usiw_qp_timers *t, uint32_t i, struct usiw_qp_timer_entry e)
 {
-	t->heap[i] = qp;
-	qp->timer.index = i;
+	t->heap[i] = e;
+	e.qp->timer.index = i;
 }
 
 static void sift_up(struct usiw_qp_timers *t, uint32_t i)
 {
-	struct usiw_qp *qp = t->heap[i];
+	struct usiw_qp_timer_entry e = t->heap[i];
 
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
-		if (t->heap[parent]->timer.deadline <= qp->timer.deadline)
+		if (t->heap[parent].deadline <= e.deadline)
 			break;
 		place(t, i, t->heap[parent]);
 		i = parent;
 	}
-	place(t, i, qp);
+	place(t, i, e);
 }
 
 static void sift_down(struct usiw_qp_timers *t, uint32_t i)
 {
-	struct usiw_qp *qp = t->heap[i];
+	struct usiw_qp_timer_entry e = t->heap[i];
 
 	for (;;) {
 		uint32_t child = 2 * i + 1;
 		if (child >= t->len)
 			break;
-		if (child + 1 < t->len &&
-		    t->heap[child + 1]->timer.deadline < t->heap[child]->timer.deadline)
+		if (child + 1 < t->len && t->heap[child + 1].deadline < t->heap[child].deadline)
 			child++;
-		if (qp->timer.deadline <= t->heap[child]->timer.deadline)
+		if (e.deadline <= t->heap[child].deadline)
 			break;
 		place(t, i, t->heap[child]);
 		i = child;
 	}
-	place(t, i, qp);
+	place(t, i, e);
 }
 
-/* The QP's deadline was set anew: restore the heap order around it. */
-static void reorder(struct usiw_qp_timers *t, struct usiw_qp *qp)
+/* The entry at i has a new deadline: restore the heap order around it. */
+static void set_deadline(struct usiw_qp_timers *t, uint32_t i, uint64_t deadline)
 {
-	sift_up(t, qp->timer.index);
+	struct usiw_qp *qp = t->heap[i].qp;
+
+	t->heap[i].deadline = deadline;
+	sift_up(t, i);
 	sift_down(t, qp->timer.index);
 }
 
@@ -59,15 +61,14 @@ int usiw_qp_timers_add(struct usiw_qp_timers *t, struct usiw_qp *qp)
 {
 	if (t->len == t->cap) {
 		uint32_t cap = t->cap ? 2 * t->cap : 64;
-		struct usiw_qp **heap = realloc(t->heap, cap * sizeof(*heap));
+		struct usiw_qp_timer_entry *heap = realloc(t->heap, cap * sizeof(*heap));
 		if (!heap)
 			return -ENOMEM;
 		t->heap = heap;
 		t->cap = cap;
 	}
-	qp->timer.deadline = qp_stack_next_deadline(qp->stack);
 	qp->timer.changed = false;
-	place(t, t->len++, qp);
+	place(t, t->len++, (struct usiw_qp_timer_entry){ qp_stack_next_deadline(qp->stack), qp });
 	sift_up(t, qp->timer.index);
 	return 0;
 }
@@ -89,14 +90,14 @@ void usiw_qp_timers_remove(struct usiw_qp_timers *t, struct usiw_qp *qp)
 {
 	uint32_t i = qp->timer.index;
 
-	if (i == NOT_IN_HEAP || i >= t->len || t->heap[i] != qp)
+	if (i == NOT_IN_HEAP || i >= t->len || t->heap[i].qp != qp)
 		return;
 	unlink_changed(t, qp);
 	qp->timer.index = NOT_IN_HEAP;
-	struct usiw_qp *last = t->heap[--t->len];
-	if (last != qp) {
+	struct usiw_qp_timer_entry last = t->heap[--t->len];
+	if (last.qp != qp) {
 		place(t, i, last);
-		reorder(t, last);
+		set_deadline(t, i, last.deadline);
 	}
 }
 
@@ -115,19 +116,18 @@ uint64_t usiw_qp_timers_run(struct usiw_qp_timers *t, uint64_t now)
 		struct usiw_qp *qp = t->changed;
 		t->changed = qp->timer.next_changed;
 		qp->timer.changed = false;
-		qp->timer.deadline = qp_stack_next_deadline(qp->stack);
-		reorder(t, qp);
+		set_deadline(t, qp->timer.index, qp_stack_next_deadline(qp->stack));
 	}
 	/* Each due stack once: one whose timer leaves a deadline still due
 	 * (now has passed it again) waits for the next pass. */
-	for (uint32_t polled = 0; polled < t->len && t->heap[0]->timer.deadline <= now; polled++) {
-		struct usiw_qp *qp = t->heap[0];
+	for (uint32_t polled = 0; polled < t->len && t->heap[0].deadline <= now; polled++) {
+		struct usiw_qp *qp = t->heap[0].qp;
 		qp_stack_poll(qp->stack);
 		uint64_t next = qp_stack_next_deadline(qp->stack);
-		qp->timer.deadline = next > now ? next : now + 1;
+		t->heap[0].deadline = next > now ? next : now + 1;
 		sift_down(t, 0);
 	}
-	return t->len ? t->heap[0]->timer.deadline : UINT64_MAX;
+	return t->len ? t->heap[0].deadline : UINT64_MAX;
 }
 
 void usiw_qp_timers_fini(struct usiw_qp_timers *t)
