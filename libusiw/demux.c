@@ -1,17 +1,14 @@
-/* UDP port demultiplexing: the rte_hash table, and rte_flow steering where
- * the port has it. */
+/* UDP port demultiplexing: the table of endpoints by port, and rte_flow
+ * steering where the port has it. */
 #include "demux.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include <rte_byteorder.h>
 #include <rte_cycles.h>
-#include <rte_hash_crc.h>
-#include <rte_lcore.h>
 
-#define DEMUX_ENTRIES 65536           /* every UDP port can be bound */
+#define DEMUX_PORTS 65536
 
 void usiw_demux_rule_build(struct usiw_demux_rule *r, uint32_t ipv4, uint16_t udp_port,
 			   uint16_t queue)
@@ -38,18 +35,9 @@ void usiw_demux_rule_build(struct usiw_demux_rule *r, uint32_t ipv4, uint16_t ud
 
 int usiw_demux_init(struct usiw_demux *d, uint16_t port_id, uint32_t ipv4, uint16_t nb_queues)
 {
-	char name[RTE_HASH_NAMESIZE];
 	memset(d, 0, sizeof(*d));
-	snprintf(name, sizeof(name), "usiw_demux_%u", port_id);
-	struct rte_hash_parameters p = {
-		.name = name,
-		.entries = DEMUX_ENTRIES,
-		.key_len = sizeof(uint16_t),
-		.hash_func = rte_hash_crc,
-		.socket_id = (int)rte_socket_id(),
-	};
-	d->table = rte_hash_create(&p);
-	if (!d->table)
+	d->by_port = calloc(DEMUX_PORTS, sizeof(*d->by_port));
+	if (!d->by_port)
 		return -ENOMEM;
 	d->port_id = port_id;
 	d->ipv4 = ipv4;
@@ -71,14 +59,13 @@ int usiw_demux_init(struct usiw_demux *d, uint16_t port_id, uint32_t ipv4, uint1
 
 void usiw_demux_fini(struct usiw_demux *d)
 {
-	rte_hash_free(d->table);
+	free(d->by_port);
 	memset(d, 0, sizeof(*d));
 }
 
 static bool bound(const struct usiw_demux *d, uint16_t port)
 {
-	uint16_t be = rte_cpu_to_be_16(port);
-	return rte_hash_lookup(d->table, &be) >= 0;
+	return d->by_port[port] != NULL;
 }
 
 int usiw_demux_add(struct usiw_demux *d, uint16_t udp_port, void *ep,
@@ -98,10 +85,7 @@ int usiw_demux_add(struct usiw_demux *d, uint16_t udp_port, void *ep,
 	} else if (bound(d, udp_port)) {
 		return -EADDRINUSE;
 	}
-	uint16_t be = rte_cpu_to_be_16(udp_port);
-	int rc = rte_hash_add_key_data(d->table, &be, ep);
-	if (rc < 0)
-		return rc == -ENOSPC ? -ENOSPC : -ENOMEM;
+	d->by_port[udp_port] = ep;
 
 	memset(rule, 0, sizeof(*rule));
 	if (d->flow_steering) {
@@ -122,11 +106,10 @@ int usiw_demux_add(struct usiw_demux *d, uint16_t udp_port, void *ep,
 
 void usiw_demux_del(struct usiw_demux *d, uint16_t udp_port, struct usiw_demux_rule *rule)
 {
-	uint16_t be = rte_cpu_to_be_16(udp_port);
 	if (rule->flow) {
 		struct rte_flow_error error;
 		rte_flow_destroy(d->port_id, rule->flow, &error);
 		rule->flow = NULL;
 	}
-	rte_hash_del_key(d->table, &be);
+	d->by_port[udp_port] = NULL;
 }
