@@ -5,12 +5,11 @@
  * process with 1024 QPs spend its time in that scan.
  *
  * Each entry holds its QP's deadline beside the pointer, so that re-placing
- * a QP reads only the heap's own array (16 KiB for 1024 QPs, which stays in
- * the cache): read through the pointers, each level of a sift was a miss on
- * another QP, and a QP re-placed after its packet sifts through all ~10
- * levels of 1024 QPs; with the cache that this VM's host leaves a process
- * (random reads beyond 2-4 MiB took ~130 ns each), sift_down alone cost
- * ~140 ns of each qp-lat round trip over 1024 QPs. */
+ * a QP reads only the heap's own array (16 KiB for 1024 QPs): read through
+ * the pointers, each level of a sift read another QP's struct, a cache miss
+ * when there are many QPs (callgrind's cache simulation of qp-lat over 1024
+ * QPs with a 2 MiB last level: sift_down's misses there 4485 -> 318;
+ * docs/bench.md, Many QPs). */
 #ifndef USIW_VERBS_QP_TIMERS_H
 #define USIW_VERBS_QP_TIMERS_H
 
