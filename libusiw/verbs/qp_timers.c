@@ -15,7 +15,8 @@ static void place(struct usiw_qp_timers *t, uint32_t i, struct usiw_qp_timer_ent
 	e.qp->timer.index = i;
 }
 
-static void sift_up(struct usiw_qp_timers *t, uint32_t i)
+/* Returns where the entry came to rest. */
+static uint32_t sift_up(struct usiw_qp_timers *t, uint32_t i)
 {
 	struct usiw_qp_timer_entry e = t->heap[i];
 
@@ -27,6 +28,7 @@ static void sift_up(struct usiw_qp_timers *t, uint32_t i)
 		i = parent;
 	}
 	place(t, i, e);
+	return i;
 }
 
 static void sift_down(struct usiw_qp_timers *t, uint32_t i)
@@ -50,11 +52,8 @@ static void sift_down(struct usiw_qp_timers *t, uint32_t i)
 /* The entry at i has a new deadline: restore the heap order around it. */
 static void set_deadline(struct usiw_qp_timers *t, uint32_t i, uint64_t deadline)
 {
-	struct usiw_qp *qp = t->heap[i].qp;
-
 	t->heap[i].deadline = deadline;
-	sift_up(t, i);
-	sift_down(t, qp->timer.index);
+	sift_down(t, sift_up(t, i));
 }
 
 int usiw_qp_timers_add(struct usiw_qp_timers *t, struct usiw_qp *qp)
@@ -68,8 +67,8 @@ int usiw_qp_timers_add(struct usiw_qp_timers *t, struct usiw_qp *qp)
 		t->cap = cap;
 	}
 	qp->timer.changed = false;
-	place(t, t->len++, (struct usiw_qp_timer_entry){ qp_stack_next_deadline(qp->stack), qp });
-	sift_up(t, qp->timer.index);
+	place(t, t->len, (struct usiw_qp_timer_entry){ qp_stack_next_deadline(qp->stack), qp });
+	sift_up(t, t->len++);
 	return 0;
 }
 
