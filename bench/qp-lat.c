@@ -232,6 +232,15 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Prints " NAMEmedian_us=X NAMEp99_us=Y" of n round trips as half round
+ * trips (sorts rtt). */
+static void print_half_rtts(const char *name, double *rtt, uint32_t n)
+{
+	qsort(rtt, n, sizeof(*rtt), cmp_double);
+	printf(" %smedian_us=%.3f %sp99_us=%.3f", name, rtt[n / 2] / 2, name,
+	       rtt[(uint64_t)n * 99 / 100] / 2);
+}
+
 int main(int argc, char **argv)
 {
 	bool server = argc == 5 && !strcmp(argv[1], "server");
@@ -286,14 +295,10 @@ int main(int argc, char **argv)
 			else if (!on_one && n_spread < iters)
 				spread[n_spread++] = rtt;
 		}
-		qsort(spread, n_spread, sizeof(*spread), cmp_double);
-		printf("qp-lat qps=%u iters=%u half_rtt_median_us=%.3f half_rtt_p99_us=%.3f", nqp,
-		       n_spread, spread[n_spread / 2] / 2, spread[(uint64_t)n_spread * 99 / 100] / 2);
-		if (n_one) {
-			qsort(one, n_one, sizeof(*one), cmp_double);
-			printf(" one_qp_half_rtt_median_us=%.3f one_qp_half_rtt_p99_us=%.3f",
-			       one[n_one / 2] / 2, one[(uint64_t)n_one * 99 / 100] / 2);
-		}
+		printf("qp-lat qps=%u iters=%u", nqp, n_spread);
+		print_half_rtts("half_rtt_", spread, n_spread);
+		if (n_one)
+			print_half_rtts("one_qp_half_rtt_", one, n_one);
 		printf("\n");
 		free(spread);
 		free(one);
