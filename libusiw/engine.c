@@ -98,7 +98,9 @@ static int engine_start(struct usiw_engine *e)
 	rc = usiw_eal_start(&e->cfg);
 	if (rc)
 		return rc;
-	usiw_clock_init();
+	rc = usiw_clock_init();
+	if (rc)
+		return rc;
 	usiw_udp_engine_init(e);
 	rc = usiw_port_open(&e->port, &e->cfg, &e->stats.drop_tx_full, err, sizeof(err));
 	if (rc) {

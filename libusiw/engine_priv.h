@@ -97,8 +97,9 @@ static inline void usiw_engine_lcore_ensure(void)
 
 /* One progress pass under the lock; returns the number of frames handled. */
 unsigned usiw_engine_poll(struct usiw_engine *e);
-/* clock.c: scales usiw_clock_ns once EAL has calibrated the TSC. */
-void usiw_clock_init(void);
+/* clock.c: scales usiw_clock_ns once EAL has calibrated the TSC (and by
+ * USIW_CLOCK_SLOWDOWN); a bad value of that is an engine error. */
+int usiw_clock_init(void);
 
 /* Hands a complete Ethernet frame (dst MAC already set) to the port. */
 void usiw_engine_tx_frame(struct usiw_engine *e, struct rte_mbuf *m);

@@ -17,4 +17,7 @@
 /* The environment variable setting DPDK's log level (default: error). */
 #define USIW_LOG_ENV "USIW_LOG"
 
+/* The environment variable slowing usiw's clock N times (for valgrind). */
+#define USIW_CLOCK_SLOWDOWN_ENV "USIW_CLOCK_SLOWDOWN"
+
 #endif

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Bad setups must fail fast (well within their bound) with a message that
-# says what is wrong: a missing configuration, a bad key, a memif socket
-# already in use, a memif client whose server is not there, a peer that
-# never answers ARP, hugepages wanted but none reserved.  (A memif server
-# without a client is no bad setup: its port is up as soon as its socket
-# listens, and its client may come later.)
+# says what is wrong: a missing configuration, a bad key, a bad
+# USIW_CLOCK_SLOWDOWN, a memif socket already in use, a memif client whose
+# server is not there, a peer that never answers ARP, hugepages wanted but
+# none reserved.  (A memif server without a client is no bad setup: its
+# port is up as soon as its socket listens, and its client may come later.)
 #   bad-setups.sh PINGPONG
 set -uo pipefail
 pingpong=$1
@@ -61,6 +61,10 @@ expect "unknown key" 2 "$tmp/badkey.conf: \[port\] unknown key 'colour'" \
 conf "$tmp/badval.conf" v "net_memif0,role=server,socket=$tmp/v.sock,socket-abstract=no" "mtu = jumbo"
 expect "bad value" 2 "$tmp/badval.conf: \[port\] mtu = 'jumbo' is not allowed" \
 	env USIW_CONFIG=$tmp/badval.conf "$pingpong" server
+
+conf "$tmp/slow.conf" c "net_memif0,role=server,socket=$tmp/c.sock,socket-abstract=no"
+expect "bad clock slowdown" 2 "USIW_CLOCK_SLOWDOWN: '0' is not a whole number from 1 to 1000" \
+	env USIW_CONFIG=$tmp/slow.conf USIW_CLOCK_SLOWDOWN=0 "$pingpong" server
 
 conf "$tmp/badmemif.conf" m "net_memif0,role=server,socket=$tmp/m.sock,socket-abstrakt=no"
 expect "unknown memif argument" 2 "memif arguments must be key=value" \
