@@ -53,14 +53,20 @@ enum rdmap_fail_reason {
 	RDMAP_FAIL_LOCAL,           /* local catastrophic error */
 };
 
+/* An opcode's two counters share a cache line, so that counting a message
+ * touches one line, not two (rdmap_ep_internal.h says why that matters). */
+struct rdmap_op_counters {
+	uint64_t msgs;              /* counted on each message's last segment */
+	uint64_t bytes;             /* DDP payload bytes */
+};
+
+/* The first three come first: every segment counts one of the first two,
+ * and rdmap_ep_input reads the third for every segment. */
 struct rdmap_ep_counters {
-	uint64_t tx_msgs[16];       /* per enum rdmap_opcode */
-	uint64_t tx_bytes[16];      /* DDP payload bytes */
-	uint64_t rx_msgs[16];       /* counted on each message's last segment */
-	uint64_t rx_bytes[16];
 	uint64_t tx_segments;
 	uint64_t rx_segments;
 	uint64_t terminates_sent;
+	struct rdmap_op_counters tx[16], rx[16];  /* per enum rdmap_opcode */
 	uint64_t terminates_received;
 	uint64_t placement_violations;  /* tagged/untagged placement refused */
 	uint64_t malformed_segments;

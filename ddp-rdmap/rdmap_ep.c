@@ -24,34 +24,38 @@ struct rdmap_ep *rdmap_ep_create(const struct rdmap_ep_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
-	struct rdmap_ep *ep = calloc(1, sizeof(*ep));
+	/* Aligned to a cache line: rdmap_ep_internal.h orders its fields by
+	 * line. */
+	struct rdmap_ep *ep = aligned_alloc(64, (sizeof(*ep) + 63) & ~(size_t)63);
 	if (!ep)
 		return NULL;
+	*ep = (struct rdmap_ep){0};
 	ep->attr = *attr;
 	/* an SRQ endpoint binds at most rq_depth SRQ receives at a time */
 	if (!ep->attr.rq_depth)
 		ep->attr.rq_depth = attr->sq_depth;
 	const struct rdmap_ep_attr *a = &ep->attr;
 
-	ep->sq = calloc(a->sq_depth, sizeof(*ep->sq));
+	/* Line-aligned: each send_wqe is two whole lines. */
+	ep->sq = aligned_alloc(64, a->sq_depth * sizeof(*ep->sq));
 	ep->sq_sges = calloc((size_t)a->sq_depth * a->max_send_sge, sizeof(*ep->sq_sges));
 	ep->sq_inline = a->max_inline ? calloc(a->sq_depth, a->max_inline) : NULL;
+	ep->sq_atomic = calloc(a->sq_depth, sizeof(*ep->sq_atomic));
 	ep->ord = calloc(a->ord, sizeof(*ep->ord));
-	ep->rq = calloc(a->rq_depth, sizeof(*ep->rq));
+	ep->rq = aligned_alloc(64, a->rq_depth * sizeof(*ep->rq));
 	ep->rq_sges = calloc((size_t)a->rq_depth * a->max_recv_sge, sizeof(*ep->rq_sges));
 	ep->ird = calloc(a->ird, sizeof(*ep->ird));
-	if (!ep->sq || !ep->sq_sges || (a->max_inline && !ep->sq_inline) || !ep->ord || !ep->rq ||
-	    !ep->rq_sges || !ep->ird) {
+	if (!ep->sq || !ep->sq_sges || (a->max_inline && !ep->sq_inline) || !ep->sq_atomic ||
+	    !ep->ord || !ep->rq || !ep->rq_sges || !ep->ird) {
 		rdmap_ep_destroy(ep);
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < a->sq_depth; i++) {
-		ep->sq[i].tx.kind = TX_OWNER_SEND_WQE;
-		ep->sq[i].sges = &ep->sq_sges[(size_t)i * a->max_send_sge];
-	}
+	for (uint32_t i = 0; i < a->sq_depth; i++)
+		ep->sq[i] = (struct send_wqe){ .tx.kind = TX_OWNER_SEND_WQE,
+					       .sges = &ep->sq_sges[(size_t)i * a->max_send_sge] };
 	for (uint32_t i = 0; i < a->rq_depth; i++)
-		ep->rq[i].sges = &ep->rq_sges[(size_t)i * a->max_recv_sge];
+		ep->rq[i] = (struct recv_wqe){ .sges = &ep->rq_sges[(size_t)i * a->max_recv_sge] };
 	for (uint32_t i = 0; i < a->ird; i++)
 		ep->ird[i].tx.kind = TX_OWNER_INBOUND_REQ;
 	ep->term_tx.kind = TX_OWNER_TERMINATE;
@@ -72,6 +76,7 @@ void rdmap_ep_destroy(struct rdmap_ep *ep)
 	free(ep->sq);
 	free(ep->sq_sges);
 	free(ep->sq_inline);
+	free(ep->sq_atomic);
 	free(ep->ord);
 	free(ep->rq);
 	free(ep->rq_sges);
@@ -148,6 +153,7 @@ void ep_enter_error(struct rdmap_ep *ep)
 	flush_recv_queue(ep);
 	for (uint32_t i = 0; i < ep->attr.ird; i++)
 		ep->ird[i].state = INBOUND_FREE;
+	ep->ird_arrived = 0;
 }
 
 void ep_terminate(struct rdmap_ep *ep, struct term_code code, const uint8_t *seg, size_t len)

@@ -25,21 +25,30 @@ struct tx_owner {
 	uint32_t unacked;
 };
 
-/* One posted send WR from post to completion. */
+/* One posted send WR from post to completion, in two cache lines: the SQ
+ * is aligned to a line, and a message's post, transmission and completion
+ * touch only its own entry's lines (with many QPs each is a miss).  Hence
+ * the byte-sized status and the atomics' operands kept apart (send_atomic). */
 struct send_wqe {
 	struct tx_owner tx;  /* first: the cookie of its segments */
 	uint64_t wr_id;
+	struct rdmap_sge *sges;  /* max_send_sge entries (or the inline buffer) */
+	uint64_t remote_addr;
 	enum rdmap_wr_opcode opcode;
 	unsigned flags;
 	uint32_t num_sge;
-	struct rdmap_sge *sges;  /* max_send_sge entries (or the inline buffer) */
 	uint32_t length;
 	uint32_t imm;
 	uint32_t inv_stag;
 	uint32_t rkey;
-	uint64_t remote_addr;
-	uint64_t compare_add;
-	uint64_t swap;
+	uint32_t msn;        /* QN 0 (sends, trailing immediate) or QN 1 (read, atomic) */
+
+	/* Read Response / Atomic Response at the requester */
+	uint32_t resp_bytes;
+	uint32_t resp_last_psn;
+
+	uint8_t status;      /* enum rdmap_wc_status: SUCCESS until something fails it */
+	bool resp_last_seen;
 
 	/* transmission */
 	bool started;        /* first segment sent; msn is assigned */
@@ -47,34 +56,34 @@ struct send_wqe {
 	bool tx_done;        /* everything of this WR is sent */
 	bool imm_pending;    /* the Immediate Data field is still to be sent */
 	struct ddp_seg_cursor cursor;
-	uint32_t msn;        /* QN 0 (sends, trailing immediate) or QN 1 (read, atomic) */
-	uint8_t atomic_req[RDMAP_ATOMIC_REQ_LEN];  /* referenced by the transport */
+};
+_Static_assert(sizeof(struct send_wqe) == 128, "a send_wqe is two cache lines");
 
-	/* Read Response / Atomic Response at the requester */
-	uint32_t resp_bytes;
-	uint32_t resp_last_psn;
-	bool resp_last_seen;
-
-	enum rdmap_wc_status status;  /* SUCCESS until something fails it */
+/* An atomic's operands and its encoded request, by SQ index. */
+struct send_atomic {
+	uint64_t compare_add;
+	uint64_t swap;
+	uint8_t req[RDMAP_ATOMIC_REQ_LEN];  /* referenced by the transport */
 };
 
-/* One posted (or SRQ-bound) receive, bound to the MSN of its position. */
+/* One posted (or SRQ-bound) receive, bound to the MSN of its position: one
+ * cache line (the RQ is line-aligned), as send_wqe says why. */
 struct recv_wqe {
 	uint64_t wr_id;
-	uint32_t num_sge;
 	struct rdmap_sge *sges;
 	uint64_t capacity;
-
-	bool seen;            /* a segment of its message has arrived */
+	uint64_t placed;      /* message bytes placed (immediate field included) */
+	uint32_t num_sge;
 	enum rdmap_opcode opcode;
 	uint32_t inv_stag;
-	uint64_t placed;      /* message bytes placed (immediate field included) */
-	bool last_seen;
 	uint32_t last_psn;
 	uint32_t msg_len;
 	uint8_t imm[RDMAP_IMM_LEN];
-	enum rdmap_wc_status status;
+	uint8_t status;       /* enum rdmap_wc_status */
+	bool seen;            /* a segment of its message has arrived */
+	bool last_seen;
 };
+_Static_assert(sizeof(struct recv_wqe) == 64, "a recv_wqe is one cache line");
 
 enum inbound_state {
 	INBOUND_FREE,
@@ -106,15 +115,21 @@ struct ord_slot {
 	uint32_t sq_index;
 };
 
+/* What each message sent or received reads or writes comes first: the
+ * queues' indices and state, then the attributes, then the counters, and
+ * the Terminate's buffers last.  With a thousand QPs an endpoint has left
+ * the cache by its next message, and every line a message touches is a miss
+ * (docs/bench.md, "Many QPs").  rdmap_ep_create aligns the struct to a cache
+ * line. */
 struct rdmap_ep {
-	struct rdmap_ep_attr attr;
 	enum rdmap_ep_state state;
-	struct rdmap_ep_counters counters;
+	bool term_pending;         /* a Terminate waits for the transport */
 
 	/* send queue: [sq_head, sq_tail) posted, [sq_tx, sq_tail) not fully sent */
 	struct send_wqe *sq;
 	struct rdmap_sge *sq_sges;
 	uint8_t *sq_inline;
+	struct send_atomic *sq_atomic;
 	uint32_t sq_head, sq_tx, sq_tail;  /* free-running, index = value % sq_depth */
 	uint32_t next_send_msn;    /* QN 0 */
 	uint32_t next_rreq_msn;    /* QN 1 */
@@ -128,19 +143,22 @@ struct rdmap_ep {
 	uint32_t rq_head_msn;
 
 	/* responder: inbound requests by QN 1 MSN in [ird_free_msn, ird_free_msn + ird) */
-	struct inbound_req *ird;
 	uint32_t ird_free_msn;   /* oldest not yet freed */
 	uint32_t ird_exec_msn;   /* next to execute */
+	uint32_t ird_arrived;    /* arrived, not yet executed */
 	uint32_t next_atomic_resp_msn;  /* QN 3 */
+	struct inbound_req *ird;
 
 	bool in_order_valid;
 	uint32_t in_order_psn;
 	bool rx_mid_message;       /* rdmap_ep_rx_mid_message */
 	bool rx_mid_write;         /* rdmap_ep_rx_mid_write */
 
+	struct rdmap_ep_attr attr;
+	struct rdmap_ep_counters counters;
+
 	/* Terminate: the one sent (pending until the transport takes it) or received */
 	struct tx_owner term_tx;
-	bool term_pending;
 	bool term_sent_valid, term_recv_valid;
 	struct rdmap_terminate term_sent, term_recv;
 	uint8_t term_buf[RDMAP_TERMINATE_MAX_LEN];
@@ -178,6 +196,11 @@ static inline bool wr_needs_response(enum rdmap_wr_opcode op)
 static inline struct send_wqe *sq_at(struct rdmap_ep *ep, uint32_t index)
 {
 	return &ep->sq[index % ep->attr.sq_depth];
+}
+
+static inline struct send_atomic *sq_atomic_at(struct rdmap_ep *ep, uint32_t index)
+{
+	return &ep->sq_atomic[index % ep->attr.sq_depth];
 }
 
 static inline struct inbound_req *ird_at(struct rdmap_ep *ep, uint32_t msn)

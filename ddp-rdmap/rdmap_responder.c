@@ -37,6 +37,7 @@ void responder_accept(struct rdmap_ep *ep, uint32_t psn, const struct ddp_hdr *h
 		return;
 	}
 	r->state = INBOUND_ARRIVED;
+	ep->ird_arrived++;
 	r->opcode = h->opcode;
 	r->psn = psn;
 	r->resp_sent = 0;
@@ -112,7 +113,10 @@ static void execute_atomic(struct rdmap_ep *ep, struct inbound_req *r)
 
 void responder_execute_ready(struct rdmap_ep *ep)
 {
-	while (ep->state == RDMAP_EP_RTS && ep->ird_exec_msn - ep->ird_free_msn < ep->attr.ird) {
+	/* ird_arrived first: the entry is a line of its own, which each
+	 * message in would otherwise read. */
+	while (ep->ird_arrived && ep->state == RDMAP_EP_RTS &&
+	       ep->ird_exec_msn - ep->ird_free_msn < ep->attr.ird) {
 		struct inbound_req *r = ird_at(ep, ep->ird_exec_msn);
 		if (r->state != INBOUND_ARRIVED || !psn_before(r->psn, ep->in_order_psn))
 			return;
@@ -121,6 +125,7 @@ void responder_execute_ready(struct rdmap_ep *ep)
 		else
 			execute_atomic(ep, r);
 		ep->ird_exec_msn++;
+		ep->ird_arrived--;
 	}
 }
 

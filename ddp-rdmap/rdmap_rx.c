@@ -272,9 +272,9 @@ static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg,
 	}
 	const uint8_t *payload = seg + off;
 	uint32_t plen = (uint32_t)(len - (size_t)off);
-	ep->counters.rx_bytes[h.opcode] += plen;
+	ep->counters.rx[h.opcode].bytes += plen;
 	if (h.last)
-		ep->counters.rx_msgs[h.opcode]++;
+		ep->counters.rx[h.opcode].msgs++;
 	ep->rx_mid_message = !h.last;
 	ep->rx_mid_write = !h.last && h.opcode == RDMAP_OP_WRITE;
 

@@ -62,10 +62,13 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 		.inv_stag = wr->invalidate_stag,
 		.rkey = wr->rkey,
 		.remote_addr = wr->remote_addr,
-		.compare_add = wr->compare_add,
-		.swap = wr->swap,
 		.length = (uint32_t)ddp_sgl_length(wr->sg_list, wr->num_sge),
 	};
+	if (wr_is_atomic(wr->opcode)) {
+		struct send_atomic *a = &ep->sq_atomic[slot];
+		a->compare_add = wr->compare_add;
+		a->swap = wr->swap;
+	}
 	if (wr->flags & RDMAP_SEND_INLINE) {
 		/* inline SGEs are plain addresses (no lkey), copied now */
 		uint8_t *buf = ep->sq_inline + (size_t)slot * ep->attr.max_inline;
@@ -109,9 +112,9 @@ int ep_xmit(struct rdmap_ep *ep, struct tx_owner *owner, const struct ddp_hdr *h
 		return -EIO;
 	}
 	ep->counters.tx_segments++;
-	ep->counters.tx_bytes[h->opcode] += ctrl_len + data_len;
+	ep->counters.tx[h->opcode].bytes += ctrl_len + data_len;
 	if (h->last)
-		ep->counters.tx_msgs[h->opcode]++;
+		ep->counters.tx[h->opcode].msgs++;
 	return 0;
 }
 
@@ -238,19 +241,20 @@ static int emit_request(struct rdmap_ep *ep, struct send_wqe *w, uint32_t index,
 		r = ep_xmit(ep, &w->tx, &h, body, sizeof(body), NULL, 0);
 	} else {
 		bool cas = w->opcode == RDMAP_WR_ATOMIC_CMP_SWP;
+		struct send_atomic *a = sq_atomic_at(ep, index);
 		struct rdmap_atomic_req ar = {
 			.op = cas ? RDMAP_ATOMIC_CMP_SWAP : RDMAP_ATOMIC_FETCH_ADD,
 			.req_id = msn,
 			.stag = w->rkey,
 			.to = w->remote_addr,
-			.add_swap = cas ? w->swap : w->compare_add,
+			.add_swap = cas ? a->swap : a->compare_add,
 			.add_swap_mask = UINT64_MAX,
-			.compare = cas ? w->compare_add : 0,
+			.compare = cas ? a->compare_add : 0,
 			.compare_mask = cas ? UINT64_MAX : 0,
 		};
 		/* too long for the copied header: the transport references it */
-		rdmap_atomic_req_encode(&ar, w->atomic_req);
-		r = ep_xmit(ep, &w->tx, &h, NULL, 0, w->atomic_req, sizeof(w->atomic_req));
+		rdmap_atomic_req_encode(&ar, a->req);
+		r = ep_xmit(ep, &w->tx, &h, NULL, 0, a->req, sizeof(a->req));
 	}
 	if (r)
 		return r;

@@ -53,9 +53,11 @@ struct trp_conn *trp_conn_create(const struct trp_config *cfg,
 	if (!config_valid(cfg) || !ops || !ops->xmit || !ops->now_ns || !ops->deliver ||
 	    !ops->in_order || !ops->acked || !ops->event)
 		return NULL;
-	c = calloc(1, sizeof(*c));
+	/* Aligned to a cache line: conn.h orders its fields by line. */
+	c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
 	if (!c)
 		return NULL;
+	*c = (struct trp_conn){0};
 	c->slots = calloc(cfg->send_slots, sizeof(*c->slots));
 	c->rcv_bits = calloc(cfg->recv_window / 64 + 1, sizeof(*c->rcv_bits));
 	if (!c->slots || !c->rcv_bits) {

@@ -32,63 +32,74 @@ struct trp_slot {
 	                                               transmission) + ULP header */
 };
 
+/* The fields that each packet sent or received reads or writes come first,
+ * grouped by path, and the ones only the handshake, a timeout's undo or the
+ * shutdown use come last: with a thousand connections each one's state has
+ * left the cache by its next packet, and every line a packet touches is a
+ * miss (docs/bench.md, "Many QPs").  trp_conn_create aligns the struct to a
+ * cache line, so the order below is the order of the lines. */
 struct trp_conn {
-	struct trp_config cfg;
+	/* Line 0: the host's callbacks. */
 	struct trp_ops ops;
 	void *ctx;
+
+	/* Line 1: the send side.  The PSNs in [snd_una, snd_nxt) occupy the
+	 * slots from slots[una_slot] on, wrapping at slot_mask.  una_slot goes
+	 * back to 0 whenever nothing is outstanding, so a connection sending one
+	 * packet at a time reuses one slot, still cached, instead of walking the
+	 * whole ring (with many connections the walk missed the cache per
+	 * packet). */
 	enum trp_state state;
 	uint32_t conn_id;
-
-	/* Send side: the PSNs in [snd_una, snd_nxt) occupy the slots from
-	 * slots[una_slot] on, wrapping at slot_mask.  una_slot goes back to 0
-	 * whenever nothing is outstanding, so a connection sending one packet
-	 * at a time reuses one slot, still cached, instead of walking the whole
-	 * ring (with many connections the walk missed the cache per packet). */
 	struct trp_slot *slots;
 	uint32_t slot_mask;
 	uint32_t una_slot;
 	uint32_t snd_una, snd_nxt;
 	uint32_t peer_window;    /* the peer accepts PSNs < snd_una + peer_window */
 	uint32_t n_sacked, n_lost;
-	uint64_t rto_deadline;
 	uint32_t timeouts_in_row; /* consecutive RTO expiries without progress */
-	/* The window before the first of those expiries, restored when they
-	 * prove spurious (send_process_ack). */
-	struct trp_cc cc_before_rto;
-	bool rto_undo_armed;
+	uint64_t rto_deadline;
 	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
 	bool xmit_busy;          /* a packet the host could not take waits (ops.xmit) */
-	struct trp_rtt rtt;
-	struct trp_cc cc;
+	bool local_shutdown;     /* our SHUTDOWN is in the send ring */
+	bool rto_undo_armed;     /* cc_before_rto holds the window to restore */
 
-	/* Receive side: bit (psn & recv_mask) set = PSN received, for PSNs in
-	 * [rcv_next, rcv_next + cfg.recv_window). */
+	/* Line 2: the receive side.  Bit (psn & recv_mask) set = PSN received,
+	 * for PSNs in [rcv_next, rcv_next + cfg.recv_window). */
 	uint64_t *rcv_bits;
 	uint32_t recv_mask;
 	uint32_t rcv_next;
 	uint32_t rcv_window;     /* advertised, <= cfg.recv_window */
 	uint32_t rcv_ooo;        /* received PSNs beyond rcv_next */
 	uint32_t ack_pending;    /* new in-order packets not yet acknowledged */
-	uint64_t ack_deadline;
 	bool ack_now;
 	bool ack_deferred;       /* trp_defer_ack during this deliver() */
-
-	/* Liveness. */
+	bool peer_shutdown_seen; /* the peer's SHUTDOWN PSN is known */
+	uint64_t ack_deadline;
+	/* Liveness: any packet in puts the next probe off. */
 	uint64_t keepalive_at;
 	uint32_t probes;         /* keepalives sent without an answer */
+
+	/* Then, from the end of line 2: the settings (their per-packet ones
+	 * first), the window, the RTT estimate and the counters (theirs
+	 * first). */
+	struct trp_config cfg;
+	struct trp_cc cc;
+	struct trp_rtt rtt;
+	struct trp_stats stats;
+
+	/* The window before the first of a run of RTO expiries, restored when
+	 * they prove spurious (send_process_ack). */
+	struct trp_cc cc_before_rto;
 
 	/* Handshake: the private data our REQUEST/ACCEPT/REJECT carries. */
 	uint8_t pdata[TRP_MAX_PDATA];
 	uint16_t pdata_len;
 
-	/* Shutdown. */
-	bool local_shutdown;        /* our SHUTDOWN is in the send ring */
+	/* The rest of the shutdown. */
 	bool local_shutdown_acked;
-	bool peer_shutdown_seen;    /* the peer's SHUTDOWN PSN is known */
-	bool peer_shutdown_done;    /* ... and everything before it delivered */
+	bool peer_shutdown_done;    /* everything before the peer's SHUTDOWN delivered */
 	uint32_t peer_shutdown_psn;
-
-	struct trp_stats stats;
 };
 
 static inline uint32_t send_outstanding(const struct trp_conn *c)

@@ -91,19 +91,21 @@ const char *trp_strerror(int status);
 
 /* ---- Configuration ----------------------------------------------------- */
 
+/* The ones each packet uses come first (trp_conn keeps its hot fields
+ * together: conn.h). */
 struct trp_config {
 	uint32_t send_slots;        /* send ring (packets outstanding), power of 2; 512 */
 	uint32_t recv_window;       /* receive window (packets), power of 2; 512 */
+	uint32_t ack_every;         /* ACK after this many new in-order packets; 4 */
+	bool checksum;              /* compute CRC32C on send and require it on receive; true */
+	uint64_t ack_delay_ns;      /* ... or after this long; 50 us */
+	uint64_t keepalive_ns;      /* idle time before a probe, and between probes; 100 ms */
 	uint32_t initial_cwnd;      /* congestion window at start, packets; 16 */
+	uint32_t max_retries;       /* consecutive timeouts before TRP_ERR_TIMEOUT; 8 */
 	uint64_t rto_initial_ns;    /* RTO before the first RTT sample; 10 ms */
 	uint64_t rto_min_ns;        /* 1 ms */
 	uint64_t rto_max_ns;        /* 1 s */
-	uint32_t max_retries;       /* consecutive timeouts before TRP_ERR_TIMEOUT; 8 */
-	uint32_t ack_every;         /* ACK after this many new in-order packets; 4 */
-	uint64_t ack_delay_ns;      /* ... or after this long; 50 us */
-	uint64_t keepalive_ns;      /* idle time before a probe, and between probes; 100 ms */
 	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 5 */
-	bool checksum;              /* compute CRC32C on send and require it on receive; true */
 };
 /* Fill cfg with the defaults above. */
 void trp_config_default(struct trp_config *cfg);
@@ -166,10 +168,12 @@ enum trp_state {
 };
 const char *trp_state_name(enum trp_state state);
 
+/* The ones each packet counts come first (as in trp_config). */
 struct trp_stats {
 	uint64_t pkts_sent, bytes_sent;     /* every packet, incl. retransmits */
 	uint64_t pkts_rcvd, bytes_rcvd;     /* every packet handed to trp_input */
 	uint64_t data_delivered;            /* DATA packets delivered (new PSNs) */
+	uint64_t acks_sent;                 /* ACK-only packets */
 	uint64_t refused;                   /* DATA packets the ULP refused */
 	uint64_t retransmits;               /* all retransmissions */
 	uint64_t timeouts;                  /* RTO expirations */
@@ -177,7 +181,6 @@ struct trp_stats {
 	uint64_t fast_retransmits;          /* retransmissions triggered by SACK */
 	uint64_t xmit_busy;                 /* transmissions the host could not take */
 	uint64_t sacks_sent, sacks_rcvd;    /* packets carrying a non-zero SACK bitmap */
-	uint64_t acks_sent;                 /* ACK-only packets */
 	uint64_t keepalives_sent;
 	uint64_t dup_dropped;               /* PSN already received */
 	uint64_t stale_dropped;             /* wrong conn_id, ACK of unsent PSN */

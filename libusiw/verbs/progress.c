@@ -377,7 +377,7 @@ static uint64_t write_segments_mark(const struct usiw_qp *qp)
 {
 	const struct rdmap_ep_counters *c = rdmap_ep_counters(qp_stack_ep(qp->stack));
 
-	return c->rx_bytes[RDMAP_OP_WRITE] + c->rx_msgs[RDMAP_OP_WRITE];
+	return c->rx[RDMAP_OP_WRITE].bytes + c->rx[RDMAP_OP_WRITE].msgs;
 }
 
 /* A Write is expected while one is partly in, or while a Write of ours that

@@ -47,13 +47,27 @@ struct usiw_early_recvs {
 	uint32_t count;
 };
 
+/* After vqp, what each message reads or writes comes first and what only
+ * setup, query_qp and the CM read comes last: with a thousand QPs a QP has
+ * left the cache by its next message, and every line a message touches is a
+ * miss (docs/bench.md, "Many QPs").  attr comes right after them, so that
+ * attr.qp_access_flags, which each placement checks, shares their last
+ * line.  usiw_create_qp aligns the struct to a cache line. */
 struct usiw_qp {
 	struct verbs_qp vqp;            /* what the application holds */
 	struct usiw_context *ctx;
 	enum ibv_qp_state state;        /* also ERR once the endpoint failed */
-	struct ibv_qp_attr attr;        /* as modify_qp set them, for query_qp */
-	struct ibv_qp_cap cap;          /* as granted */
 	bool sq_sig_all;
+	/* While an application moves the QP to ERR, every completion is a
+	 * flush (the endpoint would report its oldest WR as a fatal error). */
+	bool flushing_on_request;
+	bool cq_overrun_reported;
+	/* Counted in progress.c (usiw_progress_write_expected): a Write is
+	 * partly in, or write_answer_awaited.  write_rx_mark: the Write
+	 * segments received when we last posted a Write. */
+	bool write_expected;
+	bool write_answer_awaited;
+	uint64_t write_rx_mark;
 	struct usiw_cq *send_cq;
 	struct usiw_cq *recv_cq;
 	struct usiw_srq *srq;
@@ -69,17 +83,9 @@ struct usiw_qp {
 		bool changed;
 		struct usiw_qp *next_changed;
 	} timer;
+	struct ibv_qp_attr attr;        /* as modify_qp set them, for query_qp */
+	struct ibv_qp_cap cap;          /* as granted */
 	struct usiw_early_recvs early;
-	/* Counted in progress.c (usiw_progress_write_expected): a Write is
-	 * partly in, or write_answer_awaited.  write_rx_mark: the Write
-	 * segments received when we last posted a Write. */
-	bool write_expected;
-	bool write_answer_awaited;
-	uint64_t write_rx_mark;
-	/* While an application moves the QP to ERR, every completion is a
-	 * flush (the endpoint would report its oldest WR as a fatal error). */
-	bool flushing_on_request;
-	bool cq_overrun_reported;
 	struct usiw_qp_cm cm;           /* our librdmacm's hooks (qp_cm.h) */
 };
 

@@ -137,9 +137,9 @@ static void test_send_sizes_and_variants(void **state)
 			if (variant == 2)
 				assert_int_equal(wc->imm_data, wr.imm_data);
 			assert_int_equal(rdmap_ep_state(f.a), RDMAP_EP_RTS);
-			assert_int_equal(rdmap_ep_counters(f.b)->rx_msgs[variant == 2 ? RDMAP_OP_IMM_DATA
+			assert_int_equal(rdmap_ep_counters(f.b)->rx[variant == 2 ? RDMAP_OP_IMM_DATA
 							: variant == 1 ? RDMAP_OP_SEND_INV
-							: variant == 3 ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND], 1);
+							: variant == 3 ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND].msgs, 1);
 			fixture_fini(&f);
 		}
 	}
