@@ -5,6 +5,9 @@
  * processes (QP numbers, PSNs and GIDs exchanged over TCP, RoCE-style as
  * perftest does without -R) and ping-pongs one 64 B Send at a time, on QP
  * i % N for round trip i, so every QP is used and has timers and state.
+ * The server echoes each message, and the client checks that what comes
+ * back is what it sent (a wrong message exits 1), so a run also tests that
+ * many QPs in turn place every byte where it belongs.
  *
  *   qp-lat server PORT QPS ITERS
  *   qp-lat client SERVER_IPV4 PORT QPS ITERS
@@ -51,7 +54,7 @@ struct side {
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mr;
-	uint8_t *buf;          /* one receive slot of MSG_SIZE per QP, then the send slot */
+	uint8_t *buf;          /* MSG_SIZE per QP to receive, then per QP to send */
 	struct ibv_qp **qp;
 	uint32_t nqp;
 	union ibv_gid gid;
@@ -79,9 +82,31 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+static uint8_t *recv_slot(struct side *s, uint32_t i)
+{
+	return s->buf + (size_t)i * MSG_SIZE;
+}
+
+/* A QP's own send slot: its previous message was answered, so the peer had
+ * it, before this one is written. */
+static uint8_t *send_slot(struct side *s, uint32_t i)
+{
+	return s->buf + ((size_t)s->nqp + i) * MSG_SIZE;
+}
+
+/* Round trip n's message on QP i: both numbers, then bytes that change
+ * with n. */
+static void fill_message(uint8_t *msg, uint32_t n, uint32_t i)
+{
+	memcpy(msg, &n, sizeof(n));
+	memcpy(msg + sizeof(n), &i, sizeof(i));
+	for (uint32_t k = sizeof(n) + sizeof(i); k < MSG_SIZE; k++)
+		msg[k] = (uint8_t)(n * 31 + k);
+}
+
 static void post_recv(struct side *s, uint32_t i)
 {
-	struct ibv_sge sge = { (uintptr_t)(s->buf + i * MSG_SIZE), MSG_SIZE, s->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)recv_slot(s, i), MSG_SIZE, s->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	if (ibv_post_recv(s->qp[i], &wr, &bad))
@@ -95,13 +120,14 @@ static void setup(struct side *s, uint32_t nqp)
 	s->pd = ibv_alloc_pd(s->ctx);
 	s->scq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
 	s->rcq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
-	s->buf = aligned_alloc(4096, ((nqp + 1) * MSG_SIZE + 4095) / 4096 * 4096);
+	const size_t buf_len = (2 * (size_t)nqp * MSG_SIZE + 4095) / 4096 * 4096;
+	s->buf = aligned_alloc(4096, buf_len);
 	s->qp = calloc(nqp, sizeof(*s->qp));
 	s->mine = calloc(nqp, sizeof(*s->mine));
 	if (!s->pd || !s->scq || !s->rcq || !s->buf || !s->qp || !s->mine)
 		die("setup");
-	memset(s->buf, 0, (nqp + 1) * MSG_SIZE);
-	s->mr = ibv_reg_mr(s->pd, s->buf, (nqp + 1) * MSG_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	memset(s->buf, 0, buf_len);
+	s->mr = ibv_reg_mr(s->pd, s->buf, buf_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!s->mr)
 		die("ibv_reg_mr");
 	if (ibv_query_gid(s->ctx, 1, 0, &s->gid))
@@ -189,7 +215,7 @@ static struct ibv_wc poll_one(struct ibv_cq *cq)
  * delayed ACK); waiting would put that delay in the round trip measured. */
 static void send_on(struct side *s, uint32_t i)
 {
-	struct ibv_sge sge = { (uintptr_t)(s->buf + s->nqp * MSG_SIZE), MSG_SIZE, s->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)send_slot(s, i), MSG_SIZE, s->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc[16];
@@ -271,8 +297,11 @@ int main(int argc, char **argv)
 	 * 0 alone when there are several. */
 	uint32_t counted = nqp > 1 ? 2 * iters : iters;
 	if (server) {
-		for (uint32_t n = 0; n < warmup + counted; n++)
-			send_on(&s, receive(&s, UINT32_MAX));
+		for (uint32_t n = 0; n < warmup + counted; n++) {
+			uint32_t i = receive(&s, UINT32_MAX);
+			memcpy(send_slot(&s, i), recv_slot(&s, i), MSG_SIZE);
+			send_on(&s, i);
+		}
 	} else {
 		double *spread = calloc(iters, sizeof(*spread)), *one = calloc(iters, sizeof(*one));
 		uint32_t n_spread = 0, n_one = 0;
@@ -281,10 +310,15 @@ int main(int argc, char **argv)
 		for (uint32_t n = 0, turn = 0; n < warmup + counted; n++) {
 			bool on_one = n >= warmup && nqp > 1 && (n - warmup) / BLOCK % 2 == 1;
 			uint32_t i = on_one ? 0 : turn++ % nqp;
+			fill_message(send_slot(&s, i), n, i);
 			double t0 = now_us();
 			send_on(&s, i);
 			receive(&s, i);
 			double rtt = now_us() - t0;
+			if (memcmp(recv_slot(&s, i), send_slot(&s, i), MSG_SIZE)) {
+				errno = 0;
+				die("round trip %u on QP %u: the echo differs from the message sent", n, i);
+			}
 			/* With ITERS not a multiple of BLOCK, QP 0 alone gets fewer
 			 * than ITERS, and the spread blocks' extra ones are not
 			 * counted. */
