@@ -1,6 +1,7 @@
 /* RDMAP endpoint life cycle: creation, completion delivery, the error state
  * (Terminate, transport failure, flush) and acknowledgements. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +231,22 @@ bool rdmap_ep_rx_mid_write(const struct rdmap_ep *ep)
 bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep)
 {
 	return ep->state == RDMAP_EP_RTS && ep->sq_tx != ep->sq_tail;
+}
+
+/* The endpoint up to its counters' first line, the send WQE that the next
+ * post fills and the receive WQE that the next Send consumes, with their
+ * scatter/gather entries. */
+void rdmap_ep_prefetch(const struct rdmap_ep *ep)
+{
+	const char *fields = (const char *)ep;
+	for (size_t off = 0; off < offsetof(struct rdmap_ep, counters) + 64; off += 64)
+		__builtin_prefetch(fields + off, 1);
+	const uint32_t sq_index = ep->sq_tail % ep->attr.sq_depth;
+	__builtin_prefetch(&ep->sq[sq_index], 1);
+	__builtin_prefetch((const char *)&ep->sq[sq_index] + 64, 1);
+	__builtin_prefetch(&ep->sq_sges[(size_t)sq_index * ep->attr.max_send_sge], 1);
+	__builtin_prefetch(&ep->rq[ep->rq_head], 1);
+	__builtin_prefetch(&ep->rq_sges[(size_t)ep->rq_head * ep->attr.max_recv_sge], 1);
 }
 
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out)

@@ -164,6 +164,12 @@ struct rdmap_ep *qp_stack_ep(struct qp_stack *qs)
 	return qs->ep;
 }
 
+void qp_stack_prefetch(const struct qp_stack *qs)
+{
+	trp_conn_prefetch(qs->conn);
+	rdmap_ep_prefetch(qs->ep);
+}
+
 int qp_stack_post_send(struct qp_stack *qs, const struct rdmap_send_wr *wr)
 {
 	int ret = rdmap_ep_post_send(qs->ep, wr);

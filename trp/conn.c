@@ -7,6 +7,7 @@
 #include "trp/psn.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -528,6 +529,21 @@ void trp_conn_stats(const struct trp_conn *c, struct trp_stats *stats)
 	stats->snd_una = c->snd_una;
 	stats->snd_nxt = c->snd_nxt;
 	stats->rcv_next = c->rcv_next;
+}
+
+/* The connection up to its cold part (struct trp_conn orders it so), the
+ * slot the next packet sent takes and the receive bitmap's word at
+ * rcv_next. */
+void trp_conn_prefetch(const struct trp_conn *c)
+{
+	const char *fields = (const char *)c;
+	for (size_t off = 0; off < offsetof(struct trp_conn, cc_before_rto); off += 64)
+		__builtin_prefetch(fields + off, 1);
+	const struct trp_slot *next = &c->slots[(c->una_slot + send_outstanding(c)) & c->slot_mask];
+	for (size_t off = 0; off < sizeof(*next); off += 64)
+		__builtin_prefetch((const char *)next + off, 1);
+	__builtin_prefetch((const char *)(next + 1) - 1, 1);
+	__builtin_prefetch(&c->rcv_bits[(c->rcv_next & c->recv_mask) / 64], 1);
 }
 
 const char *trp_state_name(enum trp_state state)

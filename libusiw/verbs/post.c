@@ -114,6 +114,7 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 	int rc = 0;
 
 	usiw_context_lock(qp->ctx);
+	usiw_progress_touch_qp(qp);
 	/* As Nagle's algorithm: a QP with nothing unacknowledged sends at once
 	 * (a ping-pong's latency); one with packets on their way is streaming,
 	 * and its small messages may wait for the next flush, bundled several

@@ -83,6 +83,10 @@ void usiw_progress_remove_running(struct usiw_qp *qp);
 /* With the lock held: the QP's stack was used outside its timer (its
  * deadline may have moved). */
 void usiw_progress_qp_changed(struct usiw_qp *qp);
+/* With the lock held, first thing in a post_send or a datagram in: the QP
+ * is being used; if that is a while since its last use, its stack's lines
+ * are prefetched (progress.c says why). */
+void usiw_progress_touch_qp(struct usiw_qp *qp);
 
 /* For the progress threads (progress_thread.c, the engine's lcore): one
  * pass, if no application thread holds the lock (one that does is
