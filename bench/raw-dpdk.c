@@ -4,9 +4,12 @@
  * [eal] args, [port] device and mtu of the USIW_CONFIG file), so usiw's
  * figures can be divided by these.
  *
- *   raw-dpdk [--config FILE] server
+ *   raw-dpdk [--config FILE] server [--place]
  *       echoes ping messages and counts streamed frames (prints one 'stream'
- *       line per streamed size) until the client says quit.
+ *       line per streamed size) until the client says quit.  --place: also
+ *       copies each streamed frame's payload once, to its place in a buffer
+ *       of the message's size, as any receiver that puts data in memory
+ *       (an RDMA receiver into its memory region) must.
  *   raw-dpdk [--config FILE] client pingpong|stream --sizes S1,S2,...
  *            [--iters N] [--warmup N] [--seconds T]
  *       pingpong: a message of S bytes goes as ceil(S / mtu) frames; the
@@ -204,6 +207,43 @@ struct stream_count {
 	uint64_t frames, bytes, first, last;
 };
 
+/* --place: where streamed messages are put, one message's size. */
+struct placement {
+	uint8_t *buf;
+	uint32_t size;
+};
+
+/* Copies the frame's payload (after the Ethernet header, message_bytes_per_frame
+ * bytes) to where frame number 'frame' of the stream belongs in a message:
+ * the stream is messages of frames_for(size) frames back to back. */
+static void place_frame(const struct link *l, struct placement *p, struct rte_mbuf *m,
+			uint32_t size, uint64_t frame)
+{
+	if (p->size != size) {
+		free(p->buf);
+		p->buf = malloc(size);
+		p->size = size;
+		if (!p->buf)
+			die("out of memory for a %" PRIu32 " B placement buffer", size);
+	}
+	uint32_t at = (uint32_t)(frame % frames_for(l, size)) * l->mtu;
+	uint32_t left = message_bytes_per_frame(l, size);
+	if (left > size - at)
+		left = size - at;
+	uint32_t off = RTE_ETHER_HDR_LEN;
+	for (const struct rte_mbuf *seg = m; seg && left; seg = seg->next) {
+		if (off >= seg->data_len) {
+			off -= seg->data_len;
+			continue;
+		}
+		uint32_t n = seg->data_len - off < left ? seg->data_len - off : left;
+		memcpy(p->buf + at, rte_pktmbuf_mtod_offset(seg, const uint8_t *, off), n);
+		at += n;
+		left -= n;
+		off = 0;
+	}
+}
+
 static void stream_report(const struct link *l, struct stream_count *s)
 {
 	if (s->frames < 2)
@@ -220,11 +260,12 @@ static void stream_report(const struct link *l, struct stream_count *s)
 	*s = (struct stream_count){0};
 }
 
-static void run_server(const struct link *l)
+static void run_server(const struct link *l, bool place)
 {
 	struct rte_mbuf *rx[BURST];
 	uint32_t ping_seq = UINT32_MAX, ping_frames = 0;
 	struct stream_count stream = {0};
+	struct placement placement = {0};
 	for (;;) {
 		uint16_t n = rte_eth_rx_burst(l->port, 0, rx, BURST);
 		for (uint16_t i = 0; i < n; i++) {
@@ -236,6 +277,8 @@ static void run_server(const struct link *l)
 			uint32_t seq = rte_be_to_cpu_32(h->seq), size = rte_be_to_cpu_32(h->size);
 			uint32_t nframes = rte_be_to_cpu_32(h->nframes);
 			enum frame_kind kind = h->kind;
+			if (place && kind == KIND_STREAM)
+				place_frame(l, &placement, rx[i], size, stream.frames);
 			rte_pktmbuf_free(rx[i]);
 			switch (kind) {
 			case KIND_PING:
@@ -263,6 +306,7 @@ static void run_server(const struct link *l)
 				stream_report(l, &stream);
 				break;
 			case KIND_QUIT:
+				free(placement.buf);
 				return;
 			default:
 				break;
@@ -495,7 +539,7 @@ static int parse_sizes(const char *arg, uint32_t *sizes)
 
 static void usage(void)
 {
-	fputs("usage: raw-dpdk [--config FILE] server\n"
+	fputs("usage: raw-dpdk [--config FILE] server [--place]\n"
 	      "       raw-dpdk [--config FILE] client pingpong|stream --sizes S1,S2,...\n"
 	      "                [--iters N] [--warmup N] [--seconds T]\n"
 	      "FILE (default: $USIW_CONFIG) is a usiw config: its [eal] args, [port] device\n"
@@ -511,6 +555,7 @@ int main(int argc, char **argv)
 	int nsizes = 0;
 	unsigned int iters = 10000, warmup = 1000;
 	double seconds = 1.0;
+	bool place = false;
 	for (int i = 1; i < argc; i++) {
 		bool has_value = i + 1 < argc;
 		if (!strcmp(argv[i], "--config") && has_value)
@@ -523,6 +568,8 @@ int main(int argc, char **argv)
 			warmup = (unsigned int)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--seconds") && has_value)
 			seconds = strtod(argv[++i], NULL);
+		else if (!strcmp(argv[i], "--place"))
+			place = true;
 		else if (!role && argv[i][0] != '-')
 			role = argv[i];
 		else if (!mode && argv[i][0] != '-')
@@ -533,6 +580,8 @@ int main(int argc, char **argv)
 	if (!config || !role)
 		usage();
 	bool server = !strcmp(role, "server");
+	if (place && !server)
+		usage();
 	if (!server && (strcmp(role, "client") || !mode || nsizes == 0 || iters == 0 ||
 			!(seconds > 0) || (strcmp(mode, "pingpong") && strcmp(mode, "stream"))))
 		usage();
@@ -540,7 +589,7 @@ int main(int argc, char **argv)
 	struct link l = { 0 };
 	open_link(&l, config);
 	if (server) {
-		run_server(&l);
+		run_server(&l, place);
 	} else {
 		if (!strcmp(mode, "pingpong"))
 			run_pingpong(&l, sizes, nsizes, iters, warmup);
