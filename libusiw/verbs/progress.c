@@ -48,8 +48,11 @@ static struct {
 	/* usiw_progress_tx_waiting */
 	atomic_bool tx_waiting;
 
-	/* Posts and datagrams in, over every QP (usiw_progress_touch_qp). */
-	uint64_t qp_uses;
+	/* Posts and datagrams in, over every QP (usiw_progress_touch_qp).  32
+	 * bits, as a QP's last_use, which fits a hole of its hot line: the
+	 * count only tells how long ago a QP was used, and a difference that
+	 * wraps misjudges only a QP idle for 2^32 uses, a hint's worth. */
+	uint32_t qp_uses;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -432,10 +435,10 @@ void usiw_progress_qp_changed(struct usiw_qp *qp)
 
 void usiw_progress_touch_qp(struct usiw_qp *qp)
 {
-	const uint64_t last = qp->last_use;
+	const uint32_t last = qp->last_use;
 
 	qp->last_use = ++progress.qp_uses;
-	if (qp->stack && progress.qp_uses - last > QP_COLD_AFTER_USES)
+	if (qp->stack && (uint32_t)(progress.qp_uses - last) > QP_COLD_AFTER_USES)
 		qp_stack_prefetch(qp->stack);
 }
 

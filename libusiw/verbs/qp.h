@@ -57,7 +57,7 @@ struct usiw_qp {
 	struct verbs_qp vqp;            /* what the application holds */
 	struct usiw_context *ctx;
 	enum ibv_qp_state state;        /* also ERR once the endpoint failed */
-	uint64_t last_use;              /* usiw_progress_touch_qp */
+	uint32_t last_use;              /* usiw_progress_touch_qp (fills the hole after state) */
 	bool sq_sig_all;
 	/* While an application moves the QP to ERR, every completion is a
 	 * flush (the endpoint would report its oldest WR as a fatal error). */
