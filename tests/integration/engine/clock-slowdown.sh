@@ -3,8 +3,8 @@
 # callgrind counts rely on it).  TRP measures its round-trip time with that
 # clock, so a streaming QP's smoothed RTT, read through tools/usiw-stat in the
 # middle of an ib_write_bw run, must read about 1000 times less with N = 1000
-# than in the same run with the clock at its normal rate (milliseconds here,
-# with TRP's window full).  It is required to read at least 10 times less:
+# than in a run with the clock at its normal rate (milliseconds here, with
+# TRP's window full).  It is required to read at least 10 times less:
 # the two runs see the machine at different moments, and a busy machine
 # stretches a round trip from microseconds to milliseconds.
 set -euo pipefail
