@@ -33,6 +33,16 @@ void rtt_sample(struct trp_rtt *rtt, uint64_t sample_ns)
 	rtt->rto_ns = clamp(rtt->srtt_ns + 4 * rtt->rttvar_ns, rtt->min_ns, rtt->max_ns);
 }
 
+void rtt_retransmitted(struct trp_rtt *rtt, uint64_t now)
+{
+	rtt->retransmitted_ns = now;
+}
+
+bool rtt_sample_ok(const struct trp_rtt *rtt, uint64_t sent_ns)
+{
+	return sent_ns >= rtt->retransmitted_ns;
+}
+
 void rtt_backoff(struct trp_rtt *rtt)
 {
 	if (rtt_timeout(rtt) < rtt->max_ns)

@@ -118,8 +118,10 @@ bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 	}
 	uint64_t now = conn_now(c);
 
-	if (s->tx_count > 0)
+	if (s->tx_count > 0) {
 		c->stats.retransmits++;
+		rtt_retransmitted(&c->rtt, now);
+	}
 	if (s->tx_count < UINT16_MAX)
 		s->tx_count++;
 	s->sent_ns = now;
@@ -216,10 +218,11 @@ static bool slot_release(struct trp_conn *c, struct trp_slot *s, int status)
 	return rto_spurious;
 }
 
-/* Karn's rule: only packets sent once give an unambiguous RTT sample. */
+/* Karn's rule: only packets sent once give an RTT sample, and only when no
+ * retransmission left after them (rtt_sample_ok). */
 static void maybe_sample_rtt(struct trp_conn *c, const struct trp_slot *s, uint64_t now)
 {
-	if (s->tx_count == 1 && !(s->flags & SLOT_SACKED))
+	if (s->tx_count == 1 && !(s->flags & SLOT_SACKED) && rtt_sample_ok(&c->rtt, s->sent_ns))
 		rtt_sample(&c->rtt, now - s->sent_ns);
 }
 

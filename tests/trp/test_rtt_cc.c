@@ -43,6 +43,21 @@ static void test_rtt_converges(void **state)
 	assert_true(rtt_timeout(&r) > 4 * MS);
 }
 
+/* Packets sent before the last retransmission give no sample; those sent
+ * at or after it do. */
+static void test_rtt_no_sample_across_a_retransmission(void **state)
+{
+	struct trp_rtt r;
+
+	(void)state;
+	rtt_init(&r, 10 * MS, 1 * MS, 1000 * MS);
+	assert_true(rtt_sample_ok(&r, 0));
+	rtt_retransmitted(&r, 5 * MS);
+	assert_false(rtt_sample_ok(&r, 5 * MS - 1));
+	assert_true(rtt_sample_ok(&r, 5 * MS));
+	assert_true(rtt_sample_ok(&r, 6 * MS));
+}
+
 static void test_rtt_backoff_doubles_and_clamps(void **state)
 {
 	struct trp_rtt r;
@@ -134,6 +149,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rtt_first_sample),
 		cmocka_unit_test(test_rtt_converges),
+		cmocka_unit_test(test_rtt_no_sample_across_a_retransmission),
 		cmocka_unit_test(test_rtt_backoff_doubles_and_clamps),
 		cmocka_unit_test(test_cc_slow_start_then_avoidance),
 		cmocka_unit_test(test_cc_loss_halves_once_per_window),
