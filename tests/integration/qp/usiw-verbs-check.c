@@ -43,9 +43,9 @@
 #define MAX_INLINE 64
 #define POLL_TIMEOUT_S 20
 #define LOSSY_POLL_TIMEOUT_S 120
+#define IMM_BASE 0x5a000000u
 
 static int poll_timeout_s = POLL_TIMEOUT_S;
-#define IMM_BASE 0x5a000000u
 
 static int failures;
 
