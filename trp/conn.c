@@ -24,7 +24,7 @@ void trp_config_default(struct trp_config *cfg)
 		.ack_every = 4,
 		.ack_delay_ns = 50 * 1000,
 		.keepalive_ns = 100 * 1000 * 1000,
-		.keepalive_probes = 5,
+		.keepalive_probes = 9,
 		.checksum = true,
 	};
 }

@@ -105,7 +105,7 @@ struct trp_config {
 	uint64_t rto_initial_ns;    /* RTO before the first RTT sample; 10 ms */
 	uint64_t rto_min_ns;        /* 1 ms */
 	uint64_t rto_max_ns;        /* 1 s */
-	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 5 */
+	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 9 */
 };
 /* Fill cfg with the defaults above. */
 void trp_config_default(struct trp_config *cfg);

@@ -30,14 +30,14 @@
 #define MANY 16
 #define MSG_LEN 64
 /* TRP defaults (docs/protocol-trp.md): the connect retry bound is about
- * 3.3 s, the dead-peer bound keepalive_ns * (probes + 1) = 600 ms. */
+ * 3.3 s, the dead-peer bound keepalive_ns * (probes + 1) = 1 s. */
 #define UNREACHABLE_BOUND_MS 5000
 /* A refusal is one round trip through both engines; the bound leaves room
  * for a loaded machine and for a lost REJECT (the REQUEST's first
  * retransmissions, 10 ms and 20 ms later, draw another), and stays far
  * below the retry bound, so it can only be met by a refusal. */
 #define REFUSED_BOUND_MS 1000
-#define DEAD_PEER_BOUND_MS 1500
+#define DEAD_PEER_BOUND_MS 2000
 #define EVENT_WAIT_MS 10000
 
 static int failures;
