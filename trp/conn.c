@@ -474,8 +474,8 @@ void trp_poll(struct trp_conn *c)
 {
 	uint64_t now = conn_now(c);
 
-	if (c->rto_deadline <= now)
-		send_on_timeout(c);
+	if (c->send_deadline <= now)
+		send_on_deadline(c, now);
 	if (c->state == TRP_STATE_FAILED)
 		return;
 	/* What the host could not take goes again now (ops.xmit). */
@@ -494,7 +494,7 @@ void trp_poll(struct trp_conn *c)
 
 uint64_t trp_next_deadline(const struct trp_conn *c)
 {
-	uint64_t t = c->rto_deadline;
+	uint64_t t = c->send_deadline;
 
 	if (c->ack_deadline < t)
 		t = c->ack_deadline;

@@ -15,6 +15,7 @@ enum trp_slot_flags {
 	SLOT_LOST = 1 << 2,     /* declared lost, waiting to be retransmitted */
 	SLOT_SACK_LOSS = 1 << 3, /* already declared lost by SACK once */
 	SLOT_RTO_LOSS = 1 << 4,  /* declared lost by the timer, not resent since */
+	SLOT_TAIL_PROBE = 1 << 5, /* resent as the tail-loss probe */
 };
 
 /* One packet sent and not yet cumulatively acknowledged. */
@@ -58,7 +59,10 @@ struct trp_conn {
 	uint32_t peer_window;    /* the peer accepts PSNs < snd_una + peer_window */
 	uint32_t n_sacked, n_lost;
 	uint32_t timeouts_in_row; /* consecutive RTO expiries without progress */
-	uint64_t rto_deadline;
+	uint64_t send_deadline;  /* the retransmission timer's, or the tail-loss
+	                          * probe's when tail_probe_armed */
+	bool tail_probe_armed;
+	bool tail_probe_sent;    /* since the cumulative ACK last moved */
 	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
 	bool xmit_busy;          /* a packet the host could not take waits (ops.xmit) */
 	bool local_shutdown;     /* our SHUTDOWN is in the send ring */
@@ -134,7 +138,8 @@ void send_ack_only(struct trp_conn *c, unsigned opcode);
  * never sent (the packet must be dropped). */
 bool send_process_ack(struct trp_conn *c, const struct trp_header *h);
 void send_retransmit_lost(struct trp_conn *c);
-void send_on_timeout(struct trp_conn *c);
+/* send_deadline passed: the tail-loss probe or the retransmission timeout. */
+void send_on_deadline(struct trp_conn *c, uint64_t now);
 void send_flush(struct trp_conn *c, int status);
 void send_notify_writable(struct trp_conn *c);
 

@@ -1,5 +1,6 @@
 /* The send side: the ring of outstanding packets, (re)transmission, ACK and
- * SACK processing, loss detection and the retransmission timer. */
+ * SACK processing, loss detection, the tail-loss probe and the
+ * retransmission timer. */
 #include "trp/conn.h"
 #include "trp/crc32c.h"
 #include "trp/psn.h"
@@ -21,7 +22,9 @@ void send_init(struct trp_conn *c, uint32_t isn)
 	c->snd_una = c->snd_nxt = isn;
 	c->una_slot = 0;
 	c->n_sacked = c->n_lost = 0;
-	c->rto_deadline = TRP_NO_DEADLINE;
+	c->send_deadline = TRP_NO_DEADLINE;
+	c->tail_probe_armed = false;
+	c->tail_probe_sent = false;
 	c->timeouts_in_row = 0;
 }
 
@@ -84,6 +87,48 @@ static bool xmit_packet(struct trp_conn *c, uint8_t *buf, unsigned opcode, uint3
 	return true;
 }
 
+/* The tail-loss probe (after RFC 8985, section 7).  When the last packets
+ * sent are lost, no later packet makes the peer SACK past them, and only the
+ * retransmission timer found the loss, at its floor (1 ms) on a link whose
+ * round trip is tens of microseconds: over a link losing a fifth of its
+ * packets, most messages waited that long once.  So when nothing has been
+ * acknowledged for two round trips plus the peer's ACK delay since new data
+ * last went out, the newest packet not SACKed goes again (send_tail_probe):
+ * the peer acknowledges it at once when it is a duplicate or lies past a
+ * gap, and what that ACK leaves unreported below it is lost
+ * (detect_sack_losses).  One probe until the cumulative ACK moves; after it,
+ * the retransmission timer. */
+static uint64_t tail_probe_timeout(const struct trp_conn *c)
+{
+	return 2 * c->rtt.srtt_ns + c->cfg.ack_delay_ns;
+}
+
+/* Not before an RTT is known, nor once the timer or SACKs found a loss:
+ * their retransmissions are the repair then. */
+static bool tail_probe_allowed(const struct trp_conn *c)
+{
+	return c->rtt.have_sample && !c->tail_probe_sent && c->timeouts_in_row == 0 &&
+	       c->n_lost == 0;
+}
+
+/* Arm the send timer for what is outstanding at now: the probe's if one may
+ * go before the retransmission timeout, else the timeout's. */
+static void arm_send_deadline(struct trp_conn *c, uint64_t now)
+{
+	uint64_t wait = rtt_timeout(&c->rtt);
+
+	c->tail_probe_armed = false;
+	if (!send_outstanding(c)) {
+		c->send_deadline = TRP_NO_DEADLINE;
+		return;
+	}
+	if (tail_probe_allowed(c) && tail_probe_timeout(c) < wait) {
+		c->tail_probe_armed = true;
+		wait = tail_probe_timeout(c);
+	}
+	c->send_deadline = now + wait;
+}
+
 static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
 {
 	s->flags |= SLOT_LOST;
@@ -117,16 +162,18 @@ bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 		return false;
 	}
 	uint64_t now = conn_now(c);
+	const bool first = s->tx_count == 0;
 
-	if (s->tx_count > 0) {
+	if (!first) {
 		c->stats.retransmits++;
 		rtt_retransmitted(&c->rtt, now);
 	}
 	if (s->tx_count < UINT16_MAX)
 		s->tx_count++;
 	s->sent_ns = now;
-	if (c->rto_deadline == TRP_NO_DEADLINE)
-		c->rto_deadline = now + rtt_timeout(&c->rtt);
+	/* The probe waits from the newest data: it is for the tail. */
+	if (c->send_deadline == TRP_NO_DEADLINE || (first && c->tail_probe_armed))
+		arm_send_deadline(c, now);
 	return true;
 }
 
@@ -254,13 +301,16 @@ static uint32_t apply_sack(struct trp_conn *c, uint32_t ack_psn, uint64_t sack, 
 	return newly;
 }
 
-/* A hole with DUP_THRESHOLD SACKed packets above it is lost.  SACKed slots
- * lie within TRP_SACK_BITS + 1 of snd_una (every SACK bitmap starts at an ACK
- * PSN <= snd_una), so only that span is scanned, from the top down. */
+/* A hole with DUP_THRESHOLD SACKed packets above it is lost, and so is one
+ * below a SACKed tail-loss probe: the probe left at least two round trips
+ * after it.  SACKed slots lie within TRP_SACK_BITS + 1 of snd_una (every
+ * SACK bitmap starts at an ACK PSN <= snd_una), so only that span is
+ * scanned, from the top down. */
 static void detect_sack_losses(struct trp_conn *c)
 {
 	uint32_t span = send_outstanding(c);
 	uint32_t sacked_above = 0;
+	bool probe_above = false;
 	bool found = false;
 
 	if (c->n_sacked == 0)
@@ -272,7 +322,8 @@ static void detect_sack_losses(struct trp_conn *c)
 
 		if (s->flags & SLOT_SACKED) {
 			sacked_above++;
-		} else if (sacked_above >= DUP_THRESHOLD &&
+			probe_above |= (s->flags & SLOT_TAIL_PROBE) != 0;
+		} else if ((sacked_above >= DUP_THRESHOLD || probe_above) &&
 		           !(s->flags & (SLOT_LOST | SLOT_SACK_LOSS))) {
 			s->flags |= SLOT_SACK_LOSS;
 			slot_mark_lost(c, s);
@@ -337,10 +388,10 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 			rto_spurious |= slot_release(c, s, TRP_OK);
 		}
 		c->timeouts_in_row = 0;
+		c->tail_probe_sent = false;
 		rtt_end_backoff(&c->rtt);
 		cc_on_una(&c->cc, c->snd_una);
-		c->rto_deadline = send_outstanding(c) ? now + rtt_timeout(&c->rtt)
-		                                      : TRP_NO_DEADLINE;
+		arm_send_deadline(c, now);
 	}
 	acked += apply_sack(c, h->ack_psn, h->sack, now);
 	/* The first acknowledgement of anything after a timeout decides, as
@@ -385,7 +436,7 @@ void send_retransmit_lost(struct trp_conn *c)
 /* The retransmission timer fired: every packet not SACKed is presumed lost
  * (go-back-N over the SACK scoreboard, as TCP after an RTO), the window
  * restarts at one packet and the timeout doubles. */
-void send_on_timeout(struct trp_conn *c)
+static void send_on_timeout(struct trp_conn *c)
 {
 	c->stats.timeouts++;
 	if (++c->timeouts_in_row > c->cfg.max_retries) {
@@ -407,12 +458,42 @@ void send_on_timeout(struct trp_conn *c)
 			s->flags |= SLOT_RTO_LOSS;
 		}
 	}
-	c->rto_deadline = TRP_NO_DEADLINE; /* re-armed by the retransmission */
+	c->send_deadline = TRP_NO_DEADLINE; /* re-armed by the retransmission */
+	c->tail_probe_armed = false;
 	send_retransmit_lost(c);
 	/* Nothing was retransmittable (only a peer that reneges on its SACKs gets
 	 * here): keep the timer running so the retry bound still applies. */
-	if (c->rto_deadline == TRP_NO_DEADLINE && send_outstanding(c))
-		c->rto_deadline = conn_now(c) + rtt_timeout(&c->rtt);
+	if (c->send_deadline == TRP_NO_DEADLINE && send_outstanding(c))
+		c->send_deadline = conn_now(c) + rtt_timeout(&c->rtt);
+}
+
+/* The newest packet the peer has not reported goes again.  The oldest
+ * outstanding one is never SACKed (an ACK names it as its ack_psn), so
+ * there is one. */
+static void send_tail_probe(struct trp_conn *c, uint64_t now)
+{
+	uint32_t psn = c->snd_nxt - 1;
+
+	while (psn != c->snd_una && (slot_of(c, psn)->flags & SLOT_SACKED))
+		psn--;
+	struct trp_slot *s = slot_of(c, psn);
+
+	c->tail_probe_sent = true;
+	c->tail_probe_armed = false;
+	c->send_deadline = now + rtt_timeout(&c->rtt);
+	c->stats.tail_probes++;
+	s->flags |= SLOT_TAIL_PROBE;
+	send_slot_xmit(c, s);
+}
+
+void send_on_deadline(struct trp_conn *c, uint64_t now)
+{
+	if (!c->tail_probe_armed)
+		send_on_timeout(c);
+	else if (tail_probe_allowed(c))
+		send_tail_probe(c, now);
+	else
+		arm_send_deadline(c, now); /* a loss found since: the timer's turn */
 }
 
 /* Report every outstanding packet with status (failure or teardown). */
@@ -420,7 +501,8 @@ void send_flush(struct trp_conn *c, int status)
 {
 	while (c->snd_una != c->snd_nxt)
 		slot_release(c, slot_of(c, c->snd_una), status);
-	c->rto_deadline = TRP_NO_DEADLINE;
+	c->send_deadline = TRP_NO_DEADLINE;
+	c->tail_probe_armed = false;
 }
 
 void send_notify_writable(struct trp_conn *c)

@@ -179,6 +179,7 @@ struct trp_stats {
 	uint64_t timeouts;                  /* RTO expirations */
 	uint64_t spurious_timeouts;         /* ... found spurious and undone */
 	uint64_t fast_retransmits;          /* retransmissions triggered by SACK */
+	uint64_t tail_probes;               /* tail-loss probes sent */
 	uint64_t xmit_busy;                 /* transmissions the host could not take */
 	uint64_t sacks_sent, sacks_rcvd;    /* packets carrying a non-zero SACK bitmap */
 	uint64_t keepalives_sent;

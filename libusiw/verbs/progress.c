@@ -89,6 +89,7 @@ static void report_qps(struct usiw_counters *out)
 		VALUE(timeouts);
 		VALUE(spurious_timeouts);
 		VALUE(fast_retransmits);
+		VALUE(tail_probes);
 		VALUE(xmit_busy);
 		VALUE(acks_sent);
 		VALUE(dup_dropped);

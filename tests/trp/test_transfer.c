@@ -459,10 +459,12 @@ static void test_spurious_timeout_undone(void **state)
 	peer_stats(&p.peer[0], &a);
 	peer_stats(&p.peer[1], &b);
 	/* The stall outlasts the RTO and its first doubling: two timeouts in a
-	 * row, one retransmission each, undone together. */
+	 * row, one retransmission each, undone together, and before them the
+	 * tail-loss probe. */
 	assert_true(a.timeouts >= 2);
 	assert_int_equal(a.spurious_timeouts, 1);
-	assert_true(a.retransmits <= a.timeouts);
+	assert_int_equal(a.tail_probes, 1);
+	assert_true(a.retransmits <= a.timeouts + a.tail_probes);
 	assert_true(a.cwnd >= 16);
 	assert_int_equal(b.dup_dropped, a.retransmits);
 	pair_fini(&p);
@@ -510,6 +512,99 @@ static void test_burst_loss_recovers(void **state)
 	assert_true(simlink_now(p.link) < 100 * MS);
 	assert_true(a.timeouts <= 4);
 	pair_fini(&p);
+}
+
+/* The last `count` DATA packets of a stream of n are lost once each, or
+ * (acks) the first ACK that reports the last one. */
+struct tail_loss {
+	uint32_t n, count;
+	bool acks;
+	uint8_t dropped[8];
+	uint64_t first_drop_ns;
+};
+
+static bool drop_tail_once(struct pair *p, enum simlink_side to, const struct trp_header *h)
+{
+	struct tail_loss *t = p->test_state;
+	uint32_t end = p->peer[SIMLINK_B].data_base + t->n;
+	uint32_t i;
+
+	if (t->acks) {
+		if (to != SIMLINK_A || h->ack_psn != end || t->dropped[0])
+			return true;
+		i = 0;
+	} else {
+		i = h->psn - (end - t->count);
+		if (to != SIMLINK_B || h->opcode != TRP_OP_DATA || i >= t->count || t->dropped[i])
+			return true;
+	}
+	if (!t->first_drop_ns)
+		t->first_drop_ns = simlink_now(p->link);
+	t->dropped[i]++;
+	return false;
+}
+
+/* A stream of 200 messages over a 20 us link whose tail is lost: the tail-loss
+ * probe repairs it within a few round trips and the ACK delay, without the
+ * retransmission timer (1 ms, where the stream ended before the probe). */
+static void run_tail_loss(struct tail_loss *t, struct trp_stats *a, struct trp_stats *b)
+{
+	struct simlink_config lc = link_from_spec("delay_us=10,seed=14");
+	struct pair p;
+
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, t->n, 1000);
+	p.filter = drop_tail_once;
+	p.test_state = t;
+	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
+	assert_int_equal(p.peer[1].n_delivered, t->n);
+	assert_int_equal(p.peer[0].n_acked_ok, t->n);
+	assert_true(t->first_drop_ns > 0);
+	assert_true(simlink_now(p.link) - t->first_drop_ns < 400 * US);
+	peer_stats(&p.peer[0], a);
+	peer_stats(&p.peer[1], b);
+	assert_int_equal(a->timeouts, 0);
+	assert_int_equal(a->tail_probes, 1);
+	pair_fini(&p);
+}
+
+static void test_tail_loss_probe_last_packet(void **state)
+{
+	struct tail_loss t = { .n = 200, .count = 1 };
+	struct trp_stats a, b;
+
+	(void)state;
+	run_tail_loss(&t, &a, &b);
+	assert_int_equal(a.retransmits, 1);
+	assert_int_equal(b.dup_dropped, 0);
+}
+
+/* The probe resends the last packet; its SACK shows the two before it lost. */
+static void test_tail_loss_probe_last_three(void **state)
+{
+	struct tail_loss t = { .n = 200, .count = 3 };
+	struct trp_stats a, b;
+
+	(void)state;
+	run_tail_loss(&t, &a, &b);
+	assert_int_equal(a.retransmits, 3);
+	assert_int_equal(a.fast_retransmits, 2);
+	assert_int_equal(b.dup_dropped, 0);
+}
+
+/* Only the ACKs were lost: the probe is a duplicate, which the peer
+ * acknowledges at once. */
+static void test_tail_loss_probe_lost_acks(void **state)
+{
+	struct tail_loss t = { .n = 200, .acks = true };
+	struct trp_stats a, b;
+
+	(void)state;
+	run_tail_loss(&t, &a, &b);
+	assert_int_equal(t.dropped[0], 1);
+	assert_int_equal(a.retransmits, 1);
+	assert_int_equal(b.dup_dropped, 1);
 }
 
 /* A host whose transmit queue is full refuses a packet (trp_ops.xmit): it
@@ -646,6 +741,9 @@ int main(void)
 		cmocka_unit_test(test_refused_packet_redelivered),
 		cmocka_unit_test(test_spurious_timeout_undone),
 		cmocka_unit_test(test_burst_loss_recovers),
+		cmocka_unit_test(test_tail_loss_probe_last_packet),
+		cmocka_unit_test(test_tail_loss_probe_last_three),
+		cmocka_unit_test(test_tail_loss_probe_lost_acks),
 		cmocka_unit_test(test_busy_host_resends_at_once),
 		cmocka_unit_test(test_ack_deferred_at_message_end),
 		cmocka_unit_test(test_simlink_spec_and_determinism),
