@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+/* The liveness bounds give many tries within 1-2.5 s (retransmissions
+ * backing off to only 200 ms; probes 25 ms apart once one goes unanswered):
+ * a lossy link leaves a few tries in a row unanswered often enough that
+ * nine tries gave live peers up (docs/protocol-trp.md 2.3 and 3.4). */
 void trp_config_default(struct trp_config *cfg)
 {
 	*cfg = (struct trp_config){
@@ -19,12 +23,13 @@ void trp_config_default(struct trp_config *cfg)
 		.initial_cwnd = 16,
 		.rto_initial_ns = 10 * 1000 * 1000,
 		.rto_min_ns = 1000 * 1000,
-		.rto_max_ns = 1000 * 1000 * 1000,
-		.max_retries = 8,
+		.rto_max_ns = 200 * 1000 * 1000,
+		.max_retries = 15,
 		.ack_every = 4,
 		.ack_delay_ns = 50 * 1000,
 		.keepalive_ns = 100 * 1000 * 1000,
-		.keepalive_probes = 9,
+		.keepalive_interval_ns = 25 * 1000 * 1000,
+		.keepalive_probes = 36,
 		.checksum = true,
 	};
 }
@@ -41,7 +46,7 @@ static bool config_valid(const struct trp_config *cfg)
 	       cfg->recv_window >= 2 && cfg->recv_window <= (1u << 15) &&
 	       cfg->initial_cwnd >= 1 && cfg->rto_min_ns > 0 &&
 	       cfg->rto_min_ns <= cfg->rto_max_ns && cfg->ack_every >= 1 &&
-	       cfg->keepalive_ns > 0;
+	       cfg->keepalive_ns > 0 && cfg->keepalive_interval_ns > 0;
 }
 
 /* The send ring from mmap, not calloc: it is large (68 KiB with the default
@@ -466,7 +471,7 @@ static void keepalive_expired(struct trp_conn *c, uint64_t now)
 		return;
 	}
 	c->probes++;
-	c->keepalive_at = now + c->cfg.keepalive_ns;
+	c->keepalive_at = now + c->cfg.keepalive_interval_ns;
 	send_ack_only(c, TRP_OP_KEEPALIVE);
 }
 

@@ -99,13 +99,14 @@ struct trp_config {
 	uint32_t ack_every;         /* ACK after this many new in-order packets; 4 */
 	bool checksum;              /* compute CRC32C on send and require it on receive; true */
 	uint64_t ack_delay_ns;      /* ... or after this long; 50 us */
-	uint64_t keepalive_ns;      /* idle time before a probe, and between probes; 100 ms */
+	uint64_t keepalive_ns;      /* idle time before the first probe; 100 ms */
 	uint32_t initial_cwnd;      /* congestion window at start, packets; 16 */
-	uint32_t max_retries;       /* consecutive timeouts before TRP_ERR_TIMEOUT; 8 */
+	uint32_t max_retries;       /* consecutive timeouts before TRP_ERR_TIMEOUT; 15 */
 	uint64_t rto_initial_ns;    /* RTO before the first RTT sample; 10 ms */
 	uint64_t rto_min_ns;        /* 1 ms */
-	uint64_t rto_max_ns;        /* 1 s */
-	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 9 */
+	uint64_t rto_max_ns;        /* 200 ms */
+	uint64_t keepalive_interval_ns; /* between unanswered probes; 25 ms */
+	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 36 */
 };
 /* Fill cfg with the defaults above. */
 void trp_config_default(struct trp_config *cfg);

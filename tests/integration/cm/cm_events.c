@@ -30,7 +30,8 @@
 #define MANY 16
 #define MSG_LEN 64
 /* TRP defaults (docs/protocol-trp.md): the connect retry bound is about
- * 3.3 s, the dead-peer bound keepalive_ns * (probes + 1) = 1 s. */
+ * 2.5 s, the dead-peer bound keepalive_ns + probes * keepalive_interval_ns
+ * = 1 s. */
 #define UNREACHABLE_BOUND_MS 5000
 /* A refusal is one round trip through both engines; the bound leaves room
  * for a loaded machine and for a lost REJECT (the REQUEST's first
