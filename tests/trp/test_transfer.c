@@ -544,9 +544,10 @@ static bool drop_tail_once(struct pair *p, enum simlink_side to, const struct tr
 	return false;
 }
 
-/* A stream of 200 messages over a 20 us link whose tail is lost: the tail-loss
- * probe repairs it within a few round trips and the ACK delay, without the
- * retransmission timer (1 ms, where the stream ended before the probe). */
+/* A stream of 200 messages over a link with a 20 us round trip whose tail is
+ * lost: the tail-loss probe repairs it within a few round trips and the ACK
+ * delay, without the retransmission timer (before the probe, its 1 ms floor
+ * was the only repair, so this took over 1 ms). */
 static void run_tail_loss(struct tail_loss *t, struct trp_stats *a, struct trp_stats *b)
 {
 	struct simlink_config lc = link_from_spec("delay_us=10,seed=14");
