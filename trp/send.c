@@ -115,18 +115,16 @@ static bool tail_probe_allowed(const struct trp_conn *c)
  * go before the retransmission timeout, else the timeout's. */
 static void arm_send_deadline(struct trp_conn *c, uint64_t now)
 {
-	uint64_t wait = rtt_timeout(&c->rtt);
+	const uint64_t rto = rtt_timeout(&c->rtt);
+	const uint64_t probe = tail_probe_timeout(c);
 
 	c->tail_probe_armed = false;
 	if (!send_outstanding(c)) {
 		c->send_deadline = TRP_NO_DEADLINE;
 		return;
 	}
-	if (tail_probe_allowed(c) && tail_probe_timeout(c) < wait) {
-		c->tail_probe_armed = true;
-		wait = tail_probe_timeout(c);
-	}
-	c->send_deadline = now + wait;
+	c->tail_probe_armed = tail_probe_allowed(c) && probe < rto;
+	c->send_deadline = now + (c->tail_probe_armed ? probe : rto);
 }
 
 static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
@@ -459,12 +457,12 @@ static void send_on_timeout(struct trp_conn *c)
 		}
 	}
 	c->send_deadline = TRP_NO_DEADLINE; /* re-armed by the retransmission */
-	c->tail_probe_armed = false;
 	send_retransmit_lost(c);
 	/* Nothing was retransmittable (only a peer that reneges on its SACKs gets
-	 * here): keep the timer running so the retry bound still applies. */
-	if (c->send_deadline == TRP_NO_DEADLINE && send_outstanding(c))
-		c->send_deadline = conn_now(c) + rtt_timeout(&c->rtt);
+	 * here): keep the timer running so the retry bound still applies.  No
+	 * probe is allowed after a timeout, so this is the RTO. */
+	if (c->send_deadline == TRP_NO_DEADLINE)
+		arm_send_deadline(c, conn_now(c));
 }
 
 /* The newest packet the peer has not reported goes again.  The oldest
@@ -479,8 +477,7 @@ static void send_tail_probe(struct trp_conn *c, uint64_t now)
 	struct trp_slot *s = slot_of(c, psn);
 
 	c->tail_probe_sent = true;
-	c->tail_probe_armed = false;
-	c->send_deadline = now + rtt_timeout(&c->rtt);
+	arm_send_deadline(c, now); /* the RTO, from the probe */
 	c->stats.tail_probes++;
 	s->flags |= SLOT_TAIL_PROBE;
 	send_slot_xmit(c, s);
