@@ -62,7 +62,7 @@ void recv_ack_sent(struct trp_conn *c)
 }
 
 /* Advance the in-order point over consecutively received PSNs. */
-static void advance_in_order(struct trp_conn *c)
+static uint32_t advance_in_order(struct trp_conn *c)
 {
 	uint32_t advanced = 0;
 
@@ -77,6 +77,7 @@ static void advance_in_order(struct trp_conn *c)
 	if (c->peer_shutdown_seen && !c->peer_shutdown_done &&
 	    !psn_before(c->rcv_next, c->peer_shutdown_psn + 1))
 		conn_peer_shutdown(c);
+	return advanced;
 }
 
 void trp_defer_ack(struct trp_conn *c)
@@ -135,9 +136,11 @@ void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *
 		c->ack_now = true; /* a gap: tell the sender at once (SACK) */
 		return;
 	}
-	advance_in_order(c);
-	if (c->rcv_ooo)
-		c->ack_now = true; /* still a gap further on */
+	/* A packet that fills a gap is most likely a retransmission, and the
+	 * sender is waiting to hear of it (RFC 5681 section 4.2): acknowledge
+	 * it at once rather than after ack_delay_ns. */
+	if (advance_in_order(c) > 1 || c->rcv_ooo)
+		c->ack_now = true;
 	else
 		schedule_delayed_ack(c);
 }

@@ -1,0 +1,142 @@
+/* When a receiver acknowledges: in-order data waits for ack_delay_ns (or
+ * ack_every packets) so that ACKs coalesce or ride on the answer; a gap is
+ * reported at once (SACK), a duplicate is answered at once, and the packet
+ * that fills a gap is acknowledged at once, since its sender is recovering
+ * from a loss.  Two endpoints joined by hand: the test hands B each of A's
+ * packets in the order it chooses and counts what B sends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capture.h"
+
+#define N_PKTS 3
+
+struct ends {
+	struct capture a, b;
+	struct trp_conn *conn_a, *conn_b;
+	uint8_t pkt[N_PKTS][CAPTURE_MAX_DGRAM]; /* A's DATA packets, PSN order */
+	size_t len[N_PKTS];
+};
+
+static void ends_init(struct ends *e)
+{
+	struct trp_config cfg;
+	const uint8_t ulp_hdr[4] = { 0xc1, 0x40, 0x00, 0x01 };
+
+	memset(e, 0, sizeof(*e));
+	trp_config_default(&cfg);
+	e->conn_a = trp_conn_create(&cfg, &capture_ops, &e->a);
+	e->conn_b = trp_conn_create(&cfg, &capture_ops, &e->b);
+	assert_non_null(e->conn_a);
+	assert_non_null(e->conn_b);
+	assert_int_equal(trp_conn_establish(e->conn_a, 100, 200), 0);
+	assert_int_equal(trp_conn_establish(e->conn_b, 200, 100), 0);
+	for (unsigned i = 0; i < N_PKTS; i++) {
+		uint8_t data[8] = { (uint8_t)i };
+
+		assert_true(trp_send(e->conn_a, ulp_hdr, sizeof(ulp_hdr), data, sizeof(data),
+		                     NULL) >= 0);
+		assert_int_equal(e->a.sent, i + 1);
+		memcpy(e->pkt[i], e->a.pkt, e->a.len);
+		e->len[i] = e->a.len;
+	}
+}
+
+static void ends_fini(struct ends *e)
+{
+	trp_conn_destroy(e->conn_a);
+	trp_conn_destroy(e->conn_b);
+}
+
+/* Hands A's packet i to B. */
+static void deliver(struct ends *e, unsigned i)
+{
+	trp_input(e->conn_b, e->pkt[i], e->len[i]);
+}
+
+/* B's last packet, decoded: an ACK with what it acknowledges. */
+static struct trp_header last_ack(const struct ends *e)
+{
+	struct trp_header h;
+
+	assert_int_equal(trp_header_decode(&h, e->b.pkt, e->b.len), 0);
+	assert_int_equal(h.opcode, TRP_OP_ACK);
+	return h;
+}
+
+static void test_in_order_ack_delayed(void **state)
+{
+	struct ends e;
+	struct trp_config cfg;
+
+	(void)state;
+	trp_config_default(&cfg);
+	ends_init(&e);
+	deliver(&e, 0);
+	deliver(&e, 1);
+	assert_int_equal(e.b.delivered, 2);
+	assert_int_equal(e.b.sent, 0);
+	assert_int_equal(trp_next_deadline(e.conn_b), cfg.ack_delay_ns);
+	e.b.now = cfg.ack_delay_ns;
+	trp_poll(e.conn_b);
+	assert_int_equal(e.b.sent, 1);
+	assert_int_equal(last_ack(&e).ack_psn, 102);
+	ends_fini(&e);
+}
+
+/* 0, then 2 (a gap: SACKed at once), then 1, which fills it: acknowledged
+ * at once too, not after the ACK delay. */
+static void test_gap_filled_acked_at_once(void **state)
+{
+	struct ends e;
+	struct trp_header h;
+
+	(void)state;
+	ends_init(&e); /* A's ISN 100: its data starts at PSN 100 */
+	deliver(&e, 0);
+	assert_int_equal(e.b.sent, 0);
+	deliver(&e, 2);
+	assert_int_equal(e.b.sent, 1);
+	h = last_ack(&e);
+	assert_int_equal(h.ack_psn, 101);
+	assert_int_equal(h.sack, 1); /* PSN 102 */
+	deliver(&e, 1);
+	assert_int_equal(e.b.delivered, 3);
+	assert_int_equal(e.b.sent, 2);
+	h = last_ack(&e);
+	assert_int_equal(h.ack_psn, 103);
+	assert_int_equal(h.sack, 0);
+	ends_fini(&e);
+}
+
+/* A packet that arrives twice: our ACK was probably lost, so it is repeated
+ * at once. */
+static void test_duplicate_acked_at_once(void **state)
+{
+	struct ends e;
+
+	(void)state;
+	ends_init(&e);
+	deliver(&e, 0);
+	assert_int_equal(e.b.sent, 0);
+	deliver(&e, 0);
+	assert_int_equal(e.b.delivered, 1);
+	assert_int_equal(e.b.sent, 1);
+	assert_int_equal(last_ack(&e).ack_psn, 101);
+	ends_fini(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_in_order_ack_delayed),
+		cmocka_unit_test(test_gap_filled_acked_at_once),
+		cmocka_unit_test(test_duplicate_acked_at_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
