@@ -25,6 +25,8 @@ struct trp_slot {
 	void *cookie;
 	uint32_t data_len;
 	uint32_t psn;
+	uint32_t xmit_seq;      /* the connection's transmission count at its last
+	                         * transmission (send.c, lost retransmissions) */
 	uint16_t tx_count;
 	uint8_t opcode;
 	uint8_t flags;
@@ -83,6 +85,11 @@ struct trp_conn {
 	/* Liveness: any packet in puts the next probe off. */
 	uint64_t keepalive_at;
 	uint32_t probes;         /* keepalives sent without an answer */
+	/* The send side's transmission order (here, since every packet in and
+	 * out touches this line): the next transmission's number, and the
+	 * newest transmission the peer is known to have received. */
+	uint32_t xmit_seq;
+	uint32_t delivered_xmit_seq;
 
 	/* Then, from the end of line 2: the settings (their per-packet ones
 	 * first), the window, the RTT estimate and the counters (theirs

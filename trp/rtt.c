@@ -15,11 +15,14 @@ void rtt_init(struct trp_rtt *rtt, uint64_t initial_ns, uint64_t min_ns, uint64_
 		.rto_ns = clamp(initial_ns, min_ns, max_ns),
 		.min_ns = min_ns,
 		.max_ns = max_ns,
+		.lowest_ns = UINT64_MAX,
 	};
 }
 
 void rtt_sample(struct trp_rtt *rtt, uint64_t sample_ns)
 {
+	if (sample_ns < rtt->lowest_ns)
+		rtt->lowest_ns = sample_ns;
 	if (!rtt->have_sample) {
 		rtt->srtt_ns = sample_ns;
 		rtt->rttvar_ns = sample_ns / 2;

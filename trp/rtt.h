@@ -9,7 +9,8 @@ struct trp_rtt {
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
 	uint64_t rto_ns;      /* before backoff */
-	uint64_t min_ns, max_ns;
+	uint64_t min_ns, max_ns;  /* the RTO's bounds */
+	uint64_t lowest_ns;       /* the lowest sample; UINT64_MAX before one */
 	unsigned backoff;     /* timeouts since the last ACK of new data */
 	bool have_sample;
 	/* When the last retransmission left: an ACK that first reports only

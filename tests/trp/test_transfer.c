@@ -608,6 +608,54 @@ static void test_tail_loss_probe_lost_acks(void **state)
 	assert_int_equal(b.dup_dropped, 1);
 }
 
+/* One DATA packet (index `at` of the stream) lost `times` times. */
+struct repeated_loss {
+	uint32_t at;
+	unsigned times, dropped;
+};
+
+static bool drop_repeatedly(struct pair *p, enum simlink_side to, const struct trp_header *h)
+{
+	struct repeated_loss *r = p->test_state;
+
+	if (to != SIMLINK_B || h->opcode != TRP_OP_DATA ||
+	    h->psn != p->peer[SIMLINK_B].data_base + r->at || r->dropped == r->times)
+		return true;
+	r->dropped++;
+	return false;
+}
+
+/* A packet of a stream is lost, and so is its fast retransmission: the
+ * packets sent after that retransmission arrive, which shows it lost, and it
+ * goes a third time at once instead of after the retransmission timer (at
+ * least 1 ms, against a 20 us round trip).  The loss comes in slow start, so
+ * the congestion window, not the peer's, holds the data back, and new data
+ * goes past the hole. */
+static void test_lost_retransmission_resent(void **state)
+{
+	struct simlink_config lc = link_from_spec("delay_us=10,seed=15");
+	struct repeated_loss r = { .at = 30, .times = 2 };
+	struct pair p;
+	struct trp_stats a, b;
+
+	(void)state;
+	pair_init(&p, &lc, NULL);
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, 2000, 1000);
+	p.filter = drop_repeatedly;
+	p.test_state = &r;
+	assert_true(pair_run(&p, 60 * SEC, pair_stream_done, &p));
+	peer_stats(&p.peer[0], &a);
+	peer_stats(&p.peer[1], &b);
+	assert_int_equal(r.dropped, 2);
+	assert_int_equal(p.peer[1].n_delivered, 2000);
+	assert_int_equal(a.timeouts, 0);
+	assert_int_equal(a.retransmits, 2);
+	assert_int_equal(a.fast_retransmits, 2);
+	assert_int_equal(b.dup_dropped, 0);
+	pair_fini(&p);
+}
+
 /* A host whose transmit queue is full refuses a packet (trp_ops.xmit): it
  * goes again at the next poll, before new data, and is not taken for a loss
  * on the wire: no timeout, nothing sent twice, everything delivered once and
@@ -745,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_tail_loss_probe_last_packet),
 		cmocka_unit_test(test_tail_loss_probe_last_three),
 		cmocka_unit_test(test_tail_loss_probe_lost_acks),
+		cmocka_unit_test(test_lost_retransmission_resent),
 		cmocka_unit_test(test_busy_host_resends_at_once),
 		cmocka_unit_test(test_ack_deferred_at_message_end),
 		cmocka_unit_test(test_simlink_spec_and_determinism),
