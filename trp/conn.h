@@ -69,6 +69,8 @@ struct trp_conn {
 	bool xmit_busy;          /* a packet the host could not take waits (ops.xmit) */
 	bool local_shutdown;     /* our SHUTDOWN is in the send ring */
 	bool rto_undo_armed;     /* cc_before_rto holds the window to restore */
+	bool recovery_started;   /* a loss just began a recovery: its first
+	                          * retransmission goes whatever the window */
 
 	/* Line 2: the receive side.  Bit (psn & recv_mask) set = PSN received,
 	 * for PSNs in [rcv_next, rcv_next + cfg.recv_window). */

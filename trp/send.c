@@ -26,6 +26,7 @@ void send_init(struct trp_conn *c, uint32_t isn)
 	c->tail_probe_armed = false;
 	c->tail_probe_sent = false;
 	c->timeouts_in_row = 0;
+	c->recovery_started = false;
 	c->xmit_seq = c->delivered_xmit_seq = 0;
 }
 
@@ -362,8 +363,8 @@ static void detect_sack_losses(struct trp_conn *c)
 			found = true;
 		}
 	}
-	if (found)
-		cc_on_loss(&c->cc, c->snd_nxt);
+	if (found && cc_on_loss(&c->cc, c->snd_nxt))
+		c->recovery_started = true;
 }
 
 /* The timer fired only because the acknowledgements were late (a
@@ -445,7 +446,14 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
  * until the host refuses one (ops.xmit): the rest wait behind it, and a
  * packet declared lost by the timer and still not resent keeps that mark
  * (slot_release takes its acknowledgement as evidence of a spurious
- * timeout). */
+ * timeout).
+ *
+ * The first retransmission of a recovery goes even when the window is full,
+ * as TCP's fast retransmit does (RFC 6675 section 5, step 4.3).  The pipe
+ * counts every packet the SACK bitmap cannot reach (beyond ack_psn + 64) as
+ * still in the network, so after a loss in a full 512-packet window it
+ * stayed above the halved window: the hole waited for the timer (1 ms)
+ * although the peer had everything else. */
 void send_retransmit_lost(struct trp_conn *c)
 {
 	for (uint32_t psn = c->snd_una; c->n_lost && psn_before(psn, c->snd_nxt); psn++) {
@@ -453,7 +461,7 @@ void send_retransmit_lost(struct trp_conn *c)
 
 		if (!(s->flags & SLOT_LOST))
 			continue;
-		if (send_pipe(c) >= c->cc.cwnd)
+		if (send_pipe(c) >= c->cc.cwnd && !c->recovery_started)
 			break;
 		uint8_t rto_loss = s->flags & SLOT_RTO_LOSS;
 		s->flags &= (uint8_t)~(SLOT_LOST | SLOT_RTO_LOSS);
@@ -462,6 +470,7 @@ void send_retransmit_lost(struct trp_conn *c)
 			s->flags |= rto_loss;
 			break;
 		}
+		c->recovery_started = false;
 		if (s->flags & SLOT_SACK_LOSS)
 			c->stats.fast_retransmits++;
 	}
