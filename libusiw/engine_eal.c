@@ -3,6 +3,7 @@
  * constructor (DPDK registers its drivers and buses from constructors). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -55,6 +56,23 @@ static int check_hugepages(const struct usiw_config *cfg)
 			      "root to reserve hugepages, or add '--no-huge -m 512' to [eal] args",
 			      cfg->path, free_pages < 0 ? 0 : free_pages);
 	return -ENOMEM;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* EAL leaves its runtime directory (/var/run/dpdk/<file-prefix>: its
+ * config, memory segment lists and multi-process socket) behind when the
+ * process exits, and one more stayed for every prefix ever used (the test
+ * suite's include the checkout's path).  Only a primary process running
+ * with the prefix uses them, and that is this one until it exits. */
+static void remove_runtime_dir(void)
+{
+	nftw(rte_eal_get_runtime_dir(), remove_entry, 4, FTW_DEPTH | FTW_PHYS);
 }
 
 int usiw_eal_start(const struct usiw_config *cfg)
@@ -121,5 +139,6 @@ int usiw_eal_start(const struct usiw_config *cfg)
 		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
 	snprintf(eal_args_used, sizeof(eal_args_used), "%s", cfg->eal_args);
 	eal_started = true;
+	atexit(remove_runtime_dir);
 	return 0;
 }

@@ -36,11 +36,15 @@ sys.exit(0 if ok else 1)'
 python3 -c "$check" < "$out"
 
 # A QP's TRP counters, asked by the ib_write_bw server 2 s into its 4 s run:
-# one connected QP that has received data and sent acknowledgements.
+# one connected QP that has received data and sent acknowledgements.  Once
+# ib_write_bw has exited, its EAL runtime directory is gone.
 "$top/tools/usiw-pair" --link memif --timeout 60 \
 	--server "ib_write_bw -D 4 -s 4096 & sleep 2;
 		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
-		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait" \
+		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait;
+		if [ -e /var/run/dpdk/\$prefix ]; then
+			echo \"ib_write_bw left /var/run/dpdk/\$prefix behind\" >&2; exit 1;
+		fi" \
 	--client "ib_write_bw -D 4 -s 4096 {server}"
 python3 -c '
 import json, sys
