@@ -174,14 +174,17 @@ struct usiw_engine_stats {
 };
 
 /* Counters of the layers above the engine (the verbs provider's QPs), served
- * with the engine's as the rte_telemetry command /usiw/qps: a dict of
- * objects (one per QP, by name), each a dict of named counters.  The report
- * function runs in DPDK's telemetry thread; it calls usiw_counters_object
- * for each object and usiw_counters_value for each of its counters. */
+ * with the engine's as the rte_telemetry command /usiw/qps[,FIRST]: a dict
+ * of objects (one per QP, by name), each a dict of named counters, a page at
+ * a time.  The report function runs in DPDK's telemetry thread; it calls
+ * usiw_counters_object for each QP whose number is at least `first`, in
+ * order of QP number, and, if that returns true (the QP is on the page),
+ * usiw_counters_value for each of its counters; it returns the number of
+ * QPs in all. */
 struct usiw_counters;
-void usiw_counters_object(struct usiw_counters *out, const char *name);
+bool usiw_counters_object(struct usiw_counters *out, const char *name);
 void usiw_counters_value(struct usiw_counters *out, const char *name, uint64_t value);
-typedef void (*usiw_counters_report_fn)(struct usiw_counters *out);
+typedef unsigned (*usiw_counters_report_fn)(struct usiw_counters *out, uint32_t first);
 /* At most one report function per process; NULL removes it. */
 void usiw_engine_set_qp_report(usiw_counters_report_fn report);
 

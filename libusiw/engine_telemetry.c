@@ -1,9 +1,11 @@
 /* The engine's counters as the rte_telemetry command /usiw/stats, and those
  * of the layer above (its QPs) as /usiw/qps (read with dpdk-telemetry.py, or
  * by tools/usiw-stat). */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_telemetry.h>
 
@@ -41,8 +43,8 @@ static int stats_cmd(const char *cmd, const char *params, struct rte_tel_data *d
 }
 
 /* rte_telemetry's reply is at most 16 KiB (its socket's buffer): a few
- * hundred bytes per QP, so the first QPS_SHOWN are shown and the rest only
- * counted (qps_not_shown). */
+ * hundred bytes per QP, so a page shows QPS_SHOWN QPs and counts the rest
+ * (qps_not_shown), which the next pages show (/usiw/qps,FIRST). */
 #define QPS_SHOWN 32
 
 struct usiw_counters {
@@ -69,18 +71,20 @@ static void close_object(struct usiw_counters *out)
 	out->current = NULL;
 }
 
-void usiw_counters_object(struct usiw_counters *out, const char *name)
+bool usiw_counters_object(struct usiw_counters *out, const char *name)
 {
 	close_object(out);
-	if (out->objects++ >= QPS_SHOWN) {
+	if (out->objects >= QPS_SHOWN) {
 		out->not_shown++;
-		return;
+		return false;
 	}
+	out->objects++;
 	out->current = rte_tel_data_alloc();
 	if (!out->current)
-		return;
+		return false;
 	rte_tel_data_start_dict(out->current);
 	snprintf(out->current_name, sizeof(out->current_name), "%s", name);
+	return true;
 }
 
 void usiw_counters_value(struct usiw_counters *out, const char *name, uint64_t value)
@@ -93,14 +97,23 @@ static int qps_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	usiw_counters_report_fn report = atomic_load(&qp_report);
 	struct usiw_counters out = { .top = d };
+	unsigned long first = 0;
+	unsigned all = 0;
 
 	(void)cmd;
-	(void)params;
+	if (params && *params) {
+		char *end;
+
+		errno = 0;
+		first = strtoul(params, &end, 10);
+		if (errno || *end || *params < '0' || *params > '9' || first > UINT32_MAX)
+			return -EINVAL; /* telemetry answers null: a bad request */
+	}
 	rte_tel_data_start_dict(d);
 	if (report)
-		report(&out);
+		all = report(&out, (uint32_t)first);
 	close_object(&out);
-	rte_tel_data_add_dict_u64(d, "qps", out.objects);
+	rte_tel_data_add_dict_u64(d, "qps", all);
 	rte_tel_data_add_dict_u64(d, "qps_not_shown", out.not_shown);
 	return 0;
 }
@@ -113,9 +126,14 @@ void usiw_engine_telemetry_register(void)
 	if (registered)
 		return;
 	registered = true;
-	rte_telemetry_register_cmd("/usiw/stats", stats_cmd,
-				   "usiw engine counters: packets, bytes, drops by reason, ARP");
-	rte_telemetry_register_cmd("/usiw/qps", qps_cmd,
-				   "usiw QPs: TRP counters (packets, retransmissions, timeouts, "
-				   "RTT, window) of each connected QP");
+	/* A help text of 128 bytes or more, for one, fails the registration. */
+	if (rte_telemetry_register_cmd("/usiw/stats", stats_cmd,
+				       "usiw engine counters: packets, bytes, drops by reason, "
+				       "ARP") ||
+	    rte_telemetry_register_cmd("/usiw/qps", qps_cmd,
+				       "usiw QPs' TRP counters (packets, retransmissions, "
+				       "timeouts, RTT, window), 32 by QP number. Parameters: "
+				       "int first QP"))
+		USIW_LOG(ERR, "usiw's telemetry commands could not be registered: "
+			 "usiw-stat will not see this process");
 }

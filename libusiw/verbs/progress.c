@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "context.h"
 #include "progress_thread.h"
@@ -66,19 +67,37 @@ static unsigned engine_thread_poll(struct usiw_engine *engine)
 	return usiw_progress_pass(engine, &next_deadline);
 }
 
-/* /usiw/qps (engine.h): each running QP's TRP counters, read under the lock
- * from DPDK's telemetry thread. */
-static void report_qps(struct usiw_counters *out)
+static int by_qp_num(const void *a, const void *b)
+{
+	uint32_t x = (*(struct usiw_qp *const *)a)->vqp.qp.qp_num;
+	uint32_t y = (*(struct usiw_qp *const *)b)->vqp.qp.qp_num;
+
+	return (x > y) - (x < y);
+}
+
+/* /usiw/qps (engine.h): the TRP counters of the running QPs numbered from
+ * `first` on, in order of number (the timer heap's order changes from one
+ * page to the next), read under the lock from DPDK's telemetry thread. */
+static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 {
 	pthread_mutex_lock(&progress.lock);
-	for (uint32_t i = 0; i < progress.timers.len; i++) {
-		struct usiw_qp *qp = progress.timers.heap[i].qp;
+	const uint32_t all = progress.timers.len;
+	struct usiw_qp **page = malloc(((size_t)all + 1) * sizeof(*page));
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; page && i < all; i++)
+		if (progress.timers.heap[i].qp->vqp.qp.qp_num >= first)
+			page[n++] = progress.timers.heap[i].qp;
+	qsort(page, n, sizeof(*page), by_qp_num);
+	for (uint32_t i = 0; i < n; i++) {
+		struct usiw_qp *qp = page[i];
 		struct trp_stats st;
 		char name[32];
 
-		trp_conn_stats(qp_stack_conn(qp->stack), &st);
 		snprintf(name, sizeof(name), "qp_%u", qp->vqp.qp.qp_num);
-		usiw_counters_object(out, name);
+		if (!usiw_counters_object(out, name))
+			continue;
+		trp_conn_stats(qp_stack_conn(qp->stack), &st);
 #define VALUE(field) usiw_counters_value(out, #field, st.field)
 		VALUE(pkts_sent);
 		VALUE(bytes_sent);
@@ -104,6 +123,8 @@ static void report_qps(struct usiw_counters *out)
 #undef VALUE
 	}
 	pthread_mutex_unlock(&progress.lock);
+	free(page);
+	return all;
 }
 
 int usiw_progress_init(struct usiw_context *ctx)

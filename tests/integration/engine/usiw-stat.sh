@@ -3,7 +3,8 @@
 # server asks for its own counters (by its EAL file prefix, from the config
 # usiw-pair gave it) while a client exercises it, and they must show
 # datagrams received and sent.  Then the same for a QP's counters
-# (/usiw/qps) in the middle of an ib_write_bw run.  A last ask after the runs
+# (/usiw/qps) in the middle of an ib_write_bw run, over one QP and over 40
+# (more than one telemetry reply holds).  A last ask after the runs
 # must find no usiw process and say so with a non-zero exit.
 # usage: usiw-stat.sh PINGPONG-BINARY
 set -euo pipefail
@@ -52,6 +53,21 @@ qps = json.loads(sys.stdin.read())["extra"]["/usiw/qps"]
 print("usiw-stat saw", qps)
 (qp,) = [v for v in qps.values() if isinstance(v, dict)]
 sys.exit(0 if qps["qps"] == 1 and qp["data_delivered"] > 0 and qp["pkts_sent"] > 0 else 1)' < "$out"
+
+# More QPs than one telemetry reply holds (32): usiw-stat asks page by page
+# and lists all 40 of ib_write_bw -q 40, each with data delivered.
+"$top/tools/usiw-pair" --link memif --timeout 60 \
+	--server "ib_write_bw -q 40 -D 4 -s 4096 & sleep 2;
+		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
+		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait" \
+	--client "ib_write_bw -q 40 -D 4 -s 4096 {server}"
+python3 -c '
+import json, sys
+qps = json.loads(sys.stdin.read())["extra"]["/usiw/qps"]
+shown = {k: v for k, v in qps.items() if isinstance(v, dict)}
+print("usiw-stat saw", len(shown), "QPs of", qps["qps"], "and", qps["qps_not_shown"], "not shown")
+sys.exit(0 if qps["qps"] == 40 and len(shown) == 40 and qps["qps_not_shown"] == 0 and
+         all(v["data_delivered"] > 0 for v in shown.values()) else 1)' < "$out"
 
 # the runs are over: no usiw process is left to ask
 if "$top/tools/usiw-stat" --prefix usiw-stat-test-none 2>"$out"; then
