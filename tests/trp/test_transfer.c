@@ -463,10 +463,11 @@ static void test_spurious_timeout_undone(void **state)
 	peer_stats(&p.peer[1], &b);
 	/* The stall outlasts the RTO and its first doubling: two timeouts in a
 	 * row, one retransmission each, undone together, and before them the
-	 * tail-loss probe. */
+	 * tail-loss probes, each after twice the previous wait while that is
+	 * shorter than the RTO (three on this 40 us round trip). */
 	assert_true(a.timeouts >= 2);
 	assert_int_equal(a.spurious_timeouts, 1);
-	assert_int_equal(a.tail_probes, 1);
+	assert_int_equal(a.tail_probes, 3);
 	assert_true(a.retransmits <= a.timeouts + a.tail_probes);
 	assert_true(a.cwnd >= 16);
 	assert_int_equal(b.dup_dropped, a.retransmits);
@@ -517,10 +518,10 @@ static void test_burst_loss_recovers(void **state)
 	pair_fini(&p);
 }
 
-/* The last `count` DATA packets of a stream of n are lost once each, or
- * (acks) the first ACK that reports the last one. */
+/* The last `count` DATA packets of a stream of n are lost `times` times each
+ * (once if 0), or (acks) the first ACK that reports the last one. */
 struct tail_loss {
-	uint32_t n, count;
+	uint32_t n, count, times;
 	bool acks;
 	uint8_t dropped[8];
 	uint64_t first_drop_ns;
@@ -538,7 +539,8 @@ static bool drop_tail_once(struct pair *p, enum simlink_side to, const struct tr
 		i = 0;
 	} else {
 		i = h->psn - (end - t->count);
-		if (to != SIMLINK_B || h->opcode != TRP_OP_DATA || i >= t->count || t->dropped[i])
+		if (to != SIMLINK_B || h->opcode != TRP_OP_DATA || i >= t->count ||
+		    t->dropped[i] >= (t->times ? t->times : 1))
 			return true;
 	}
 	if (!t->first_drop_ns)
@@ -550,8 +552,9 @@ static bool drop_tail_once(struct pair *p, enum simlink_side to, const struct tr
 /* A stream of 200 messages over a link with a 20 us round trip whose tail is
  * lost: the tail-loss probe repairs it within a few round trips and the ACK
  * delay, without the retransmission timer (before the probe, its 1 ms floor
- * was the only repair, so this took over 1 ms). */
-static void run_tail_loss(struct tail_loss *t, struct trp_stats *a, struct trp_stats *b)
+ * was the only repair, so this took over 1 ms).  Returns how long the
+ * repair took from the first loss. */
+static uint64_t run_tail_loss(struct tail_loss *t, struct trp_stats *a, struct trp_stats *b)
 {
 	struct simlink_config lc = link_from_spec("delay_us=10,seed=14");
 	struct pair p;
@@ -565,12 +568,12 @@ static void run_tail_loss(struct tail_loss *t, struct trp_stats *a, struct trp_s
 	assert_int_equal(p.peer[1].n_delivered, t->n);
 	assert_int_equal(p.peer[0].n_acked_ok, t->n);
 	assert_true(t->first_drop_ns > 0);
-	assert_true(simlink_now(p.link) - t->first_drop_ns < 400 * US);
+	uint64_t took = simlink_now(p.link) - t->first_drop_ns;
 	peer_stats(&p.peer[0], a);
 	peer_stats(&p.peer[1], b);
 	assert_int_equal(a->timeouts, 0);
-	assert_int_equal(a->tail_probes, 1);
 	pair_fini(&p);
+	return took;
 }
 
 static void test_tail_loss_probe_last_packet(void **state)
@@ -579,8 +582,26 @@ static void test_tail_loss_probe_last_packet(void **state)
 	struct trp_stats a, b;
 
 	(void)state;
-	run_tail_loss(&t, &a, &b);
+	assert_true(run_tail_loss(&t, &a, &b) < 400 * US);
+	assert_int_equal(a.tail_probes, 1);
 	assert_int_equal(a.retransmits, 1);
+	assert_int_equal(b.dup_dropped, 0);
+}
+
+/* The probe is lost too: a second one follows after twice the wait, before
+ * the retransmission timer. */
+static void test_tail_loss_probe_lost_probe(void **state)
+{
+	struct tail_loss t = { .n = 200, .count = 1, .times = 2 };
+	struct trp_stats a, b;
+
+	(void)state;
+	/* measured 438 us: three waits of the first probe's, and the ACK
+	 * delay; after a single probe, the timer's 1 ms floor came on top */
+	assert_true(run_tail_loss(&t, &a, &b) < 600 * US);
+	assert_int_equal(t.dropped[0], 2);
+	assert_int_equal(a.tail_probes, 2);
+	assert_int_equal(a.retransmits, 2);
 	assert_int_equal(b.dup_dropped, 0);
 }
 
@@ -591,7 +612,8 @@ static void test_tail_loss_probe_last_three(void **state)
 	struct trp_stats a, b;
 
 	(void)state;
-	run_tail_loss(&t, &a, &b);
+	assert_true(run_tail_loss(&t, &a, &b) < 400 * US);
+	assert_int_equal(a.tail_probes, 1);
 	assert_int_equal(a.retransmits, 3);
 	assert_int_equal(a.fast_retransmits, 2);
 	assert_int_equal(b.dup_dropped, 0);
@@ -605,8 +627,9 @@ static void test_tail_loss_probe_lost_acks(void **state)
 	struct trp_stats a, b;
 
 	(void)state;
-	run_tail_loss(&t, &a, &b);
+	assert_true(run_tail_loss(&t, &a, &b) < 400 * US);
 	assert_int_equal(t.dropped[0], 1);
+	assert_int_equal(a.tail_probes, 1);
 	assert_int_equal(a.retransmits, 1);
 	assert_int_equal(b.dup_dropped, 1);
 }
@@ -817,6 +840,7 @@ int main(void)
 		cmocka_unit_test(test_spurious_timeout_undone),
 		cmocka_unit_test(test_burst_loss_recovers),
 		cmocka_unit_test(test_tail_loss_probe_last_packet),
+		cmocka_unit_test(test_tail_loss_probe_lost_probe),
 		cmocka_unit_test(test_tail_loss_probe_last_three),
 		cmocka_unit_test(test_tail_loss_probe_lost_acks),
 		cmocka_unit_test(test_loss_in_full_window_resent_at_once),
