@@ -67,10 +67,17 @@ static unsigned engine_thread_poll(struct usiw_engine *engine)
 	return usiw_progress_pass(engine, &next_deadline);
 }
 
+/* A QP and its number, copied so that sorting reads no QP (each one read is
+ * a cache miss, and the lock the sort holds stops the data path). */
+struct numbered_qp {
+	uint32_t num;
+	struct usiw_qp *qp;
+};
+
 static int by_qp_num(const void *a, const void *b)
 {
-	uint32_t x = (*(struct usiw_qp *const *)a)->vqp.qp.qp_num;
-	uint32_t y = (*(struct usiw_qp *const *)b)->vqp.qp.qp_num;
+	uint32_t x = ((const struct numbered_qp *)a)->num;
+	uint32_t y = ((const struct numbered_qp *)b)->num;
 
 	return (x > y) - (x < y);
 }
@@ -82,19 +89,22 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 {
 	pthread_mutex_lock(&progress.lock);
 	const uint32_t all = progress.timers.len;
-	struct usiw_qp **page = malloc(((size_t)all + 1) * sizeof(*page));
+	struct numbered_qp *page = malloc(((size_t)all + 1) * sizeof(*page));
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; page && i < all; i++)
-		if (progress.timers.heap[i].qp->vqp.qp.qp_num >= first)
-			page[n++] = progress.timers.heap[i].qp;
+	for (uint32_t i = 0; page && i < all; i++) {
+		struct usiw_qp *qp = progress.timers.heap[i].qp;
+
+		if (qp->vqp.qp.qp_num >= first)
+			page[n++] = (struct numbered_qp){ .num = qp->vqp.qp.qp_num, .qp = qp };
+	}
 	qsort(page, n, sizeof(*page), by_qp_num);
 	for (uint32_t i = 0; i < n; i++) {
-		struct usiw_qp *qp = page[i];
+		struct usiw_qp *qp = page[i].qp;
 		struct trp_stats st;
 		char name[32];
 
-		snprintf(name, sizeof(name), "qp_%u", qp->vqp.qp.qp_num);
+		snprintf(name, sizeof(name), "qp_%u", page[i].num);
 		if (!usiw_counters_object(out, name))
 			continue;
 		trp_conn_stats(qp_stack_conn(qp->stack), &st);
