@@ -127,7 +127,7 @@ int cm_id_wait_sync(struct cm_id *id, enum rdma_cm_event_type expected)
 static void release(struct cm_id *id)
 {
 	if (id->qp_attached && id->id.qp)
-		cm_usiw->qp_attach(id->id.qp, NULL, NULL);
+		cm_usiw->qp_attach(id->id.qp, NULL, NULL, NULL);
 	id->qp_attached = false;
 	if (id->listener)
 		cm_listener_close(id);

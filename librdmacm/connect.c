@@ -44,10 +44,20 @@ void cm_conn_qp_callback(void *id, enum trp_event_type type, int status, const v
 	cm_inbox_qp_event(id, type, status, pdata, pdata_len);
 }
 
+void cm_conn_qp_gone(void *ctx)
+{
+	struct cm_id *id = ctx;
+
+	cm_lock();
+	id->qp_attached = false;
+	id->id.qp = NULL;
+	cm_unlock();
+}
+
 static void attach_qp(struct cm_id *id)
 {
 	if (!id->qp_attached) {
-		cm_usiw->qp_attach(id->id.qp, cm_conn_qp_callback, id);
+		cm_usiw->qp_attach(id->id.qp, cm_conn_qp_callback, cm_conn_qp_gone, id);
 		id->qp_attached = true;
 	}
 }

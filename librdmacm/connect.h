@@ -12,6 +12,9 @@ struct cm_id;
 /* The QP's event callback libusiw calls inside progress (ctx = the id). */
 void cm_conn_qp_callback(void *id, enum trp_event_type type, int status, const void *pdata,
 			 size_t pdata_len);
+/* libusiw's word that the application destroyed the id's QP itself
+ * (ibv_destroy_qp, not rdma_destroy_qp): the id forgets it. */
+void cm_conn_qp_gone(void *id);
 /* The same event from the inbox, CM lock held: raises the CM event. */
 void cm_conn_qp_event(struct cm_id *id, enum trp_event_type type, int status,
 		      const void *pdata, size_t pdata_len);

@@ -161,7 +161,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	struct cm_id *cid = cm_id_of(id);
 	cm_lock();
 	if (cid->qp_attached) {
-		cm_usiw->qp_attach(id->qp, NULL, NULL);
+		cm_usiw->qp_attach(id->qp, NULL, NULL, NULL);
 		cid->qp_attached = false;
 	}
 	cm_unlock();

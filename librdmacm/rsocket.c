@@ -254,7 +254,8 @@ static int send_msg(struct rsock *rs, const void *data, size_t len)
 		return EAGAIN;
 	unsigned char *b = tx_buf(rs, (unsigned)i);
 	put_u32(b, rs->to_return);
-	memcpy(b + RS_HDR, data, len);
+	if (len) /* a credit message has no data (and data may be NULL) */
+		memcpy(b + RS_HDR, data, len);
 	struct ibv_sge sge = { (uintptr_t)b, (uint32_t)(RS_HDR + len), rs->mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND }, *bad;

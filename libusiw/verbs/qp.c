@@ -188,7 +188,14 @@ int usiw_destroy_qp(struct ibv_qp *ibv_qp)
 	usiw_context_lock(ctx);
 	usiw_qp_reset(qp);
 	usiw_udp_close(qp->udp);
+	usiw_qp_cm_gone_fn cm_gone = qp->cm.gone;
+	void *cm_ctx = qp->cm.ctx;
+	qp->cm = (struct usiw_qp_cm){ 0 };
 	usiw_context_unlock(ctx);
+	/* Outside the lock: the connection manager takes its own, which it
+	 * holds while calling into libusiw. */
+	if (cm_gone)
+		cm_gone(cm_ctx);
 
 	if (qp->srq)
 		atomic_fetch_sub(&qp->srq->users, 1);

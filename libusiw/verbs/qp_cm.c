@@ -34,12 +34,14 @@ static int cm_resolve(struct ibv_context *verbs, uint32_t dst_ipv4)
 	return rc;
 }
 
-static void cm_qp_attach(struct ibv_qp *ibv_qp, usiw_qp_cm_event_fn fn, void *cm_ctx)
+static void cm_qp_attach(struct ibv_qp *ibv_qp, usiw_qp_cm_event_fn fn, usiw_qp_cm_gone_fn gone,
+			 void *cm_ctx)
 {
 	struct usiw_qp *qp = usiw_qp_of(ibv_qp);
 
 	usiw_context_lock(qp->ctx);
 	qp->cm.event = fn;
+	qp->cm.gone = gone;
 	qp->cm.ctx = cm_ctx;
 	usiw_context_unlock(qp->ctx);
 }

@@ -27,13 +27,17 @@
 #include "libusiw/engine.h"
 #include "trp/trp.h"
 
-#define USIW_CM_INTERFACE_VERSION 1
+#define USIW_CM_INTERFACE_VERSION 2
 #define USIW_CM_INTERFACE_SYMBOL "usiw_cm_interface"
 
 /* A QP's connection event: TRP_EV_ESTABLISHED, _REJECTED, _CLOSED or _FAILED
  * (status TRP_ERR_*), with the peer's private data of ACCEPT or REJECT. */
 typedef void (*usiw_qp_cm_event_fn)(void *cm_ctx, enum trp_event_type type, int status,
 				     const void *pdata, size_t pdata_len);
+/* The application destroyed an attached QP with ibv_destroy_qp (as rping
+ * does before rdma_destroy_id): the connection manager must forget it.
+ * Called from ibv_destroy_qp with no libusiw lock held. */
+typedef void (*usiw_qp_cm_gone_fn)(void *cm_ctx);
 
 /* Where and how a QP connects.  ord/ird are the RDMA Read depths the QP's
  * endpoint is built with; pdata (<= TRP_MAX_PDATA) goes in the REQUEST or
@@ -69,9 +73,11 @@ struct usiw_cm_interface {
 			const void *hdr, size_t hdr_len, const void *data, size_t data_len);
 	const struct usiw_port_attr *(*port_attr)(const struct usiw_engine *engine);
 
-	/* QPs.  attach registers fn for the QP's connection events (fn NULL
-	 * detaches; once it returns no call of the old fn is running). */
-	void (*qp_attach)(struct ibv_qp *qp, usiw_qp_cm_event_fn fn, void *cm_ctx);
+	/* QPs.  attach registers fn for the QP's connection events and gone
+	 * for its destruction (both NULL detaches; once it returns no call of
+	 * the old fn is running). */
+	void (*qp_attach)(struct ibv_qp *qp, usiw_qp_cm_event_fn fn, usiw_qp_cm_gone_fn gone,
+			  void *cm_ctx);
 	/* Active open from INIT: the QP sends CONNECT_REQUEST from its own
 	 * port to (peer_ipv4, peer_port) and takes the port its peer answers
 	 * from as the peer's from then on.  0 or an errno. */
@@ -98,6 +104,7 @@ struct usiw_qp;
  * lock (progress.h). */
 struct usiw_qp_cm {
 	usiw_qp_cm_event_fn event;      /* NULL: no connection manager */
+	usiw_qp_cm_gone_fn gone;
 	void *ctx;
 	/* Active open: the peer answers from its QP's port, not from the
 	 * listener's port the REQUEST went to. */

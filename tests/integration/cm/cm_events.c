@@ -325,7 +325,7 @@ static int server(int port)
 				snprintf(expect, sizeof(expect), "hello %d", i);
 				CHECK(!strcmp(many[i].buf[0], expect));
 				char echo[MSG_LEN];
-				snprintf(echo, sizeof(echo), "%s!", many[i].buf[0]);
+				snprintf(echo, sizeof(echo), "hello %d!", i);
 				send_msg(&many[i], echo);
 				wc = poll_one(many[i].id->send_cq);
 				CHECK(wc.status == IBV_WC_SUCCESS);
