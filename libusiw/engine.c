@@ -134,10 +134,10 @@ static int engine_start(struct usiw_engine *e)
 	}
 	rte_spinlock_recursive_init(&e->lock);
 	if (e->cfg.gratuitous_arp) {
-		rte_spinlock_recursive_lock(&e->lock);
+		usiw_engine_lock(e);
 		usiw_arp_announce(e);
 		tx_flush(e);
-		rte_spinlock_recursive_unlock(&e->lock);
+		usiw_engine_unlock(e);
 	}
 	if (e->cfg.progress == USIW_PROGRESS_THREAD) {
 		rc = usiw_engine_thread_start(e);
@@ -277,10 +277,10 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 static unsigned one_at_a_time(struct usiw_engine *e, unsigned (*pass)(struct usiw_engine *))
 {
 	usiw_engine_lcore_ensure();
-	if (!rte_spinlock_recursive_trylock(&e->lock))
+	if (!usiw_engine_trylock(e))
 		return 0;
 	unsigned handled = pass(e);
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_engine_unlock(e);
 	return handled;
 }
 
@@ -297,12 +297,12 @@ unsigned usiw_engine_flush(struct usiw_engine *e)
 bool usiw_engine_flush_unless_bundling(struct usiw_engine *e)
 {
 	usiw_engine_lcore_ensure();
-	if (!rte_spinlock_recursive_trylock(&e->lock))
+	if (!usiw_engine_trylock(e))
 		return true;
 	bool bundling = usiw_udp_bundle_has_room(e);
 	if (!bundling)
 		tx_flush(e);
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_engine_unlock(e);
 	return !bundling;
 }
 
@@ -334,11 +334,11 @@ int usiw_engine_resolve(struct usiw_engine *e, uint32_t ipv4, unsigned timeout_m
 		return 0;
 	uint64_t deadline = rte_get_tsc_cycles() + (uint64_t)timeout_ms * rte_get_tsc_hz() / 1000;
 	for (;;) {
-		rte_spinlock_recursive_lock(&e->lock);
+		usiw_engine_lock(e);
 		int state = usiw_arp_state(e, ipv4);
 		if (e->cfg.progress == USIW_PROGRESS_INLINE)
 			usiw_engine_poll(e);
-		rte_spinlock_recursive_unlock(&e->lock);
+		usiw_engine_unlock(e);
 		if (state == USIW_ARP_RESOLVED)
 			return 0;
 		if (state == -ENOSPC) {
@@ -358,9 +358,11 @@ int usiw_engine_resolve(struct usiw_engine *e, uint32_t ipv4, unsigned timeout_m
 	}
 }
 
-void usiw_engine_stats(const struct usiw_engine *e, struct usiw_engine_stats *out)
+void usiw_engine_stats(struct usiw_engine *e, struct usiw_engine_stats *out)
 {
+	usiw_engine_lock(e);
 	*out = e->stats;
+	usiw_engine_unlock(e);
 }
 
 int usiw_engine_stats_current(struct usiw_engine_stats *out)
@@ -368,7 +370,7 @@ int usiw_engine_stats_current(struct usiw_engine_stats *out)
 	int rc = -ENODEV;
 	pthread_mutex_lock(&engine_mutex);
 	if (the_engine) {
-		*out = the_engine->stats;
+		usiw_engine_stats(the_engine, out);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&engine_mutex);

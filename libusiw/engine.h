@@ -188,7 +188,7 @@ typedef unsigned (*usiw_counters_report_fn)(struct usiw_counters *out, uint32_t 
 /* At most one report function per process; NULL removes it. */
 void usiw_engine_set_qp_report(usiw_counters_report_fn report);
 
-/* A snapshot of the counters (each counter is read atomically; the set is not). */
-void usiw_engine_stats(const struct usiw_engine *engine, struct usiw_engine_stats *out);
+/* A snapshot of the counters, taken under the engine's lock. */
+void usiw_engine_stats(struct usiw_engine *engine, struct usiw_engine_stats *out);
 
 #endif

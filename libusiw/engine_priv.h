@@ -59,13 +59,53 @@ struct usiw_engine {
 	/* thread mode */
 	_Atomic(usiw_engine_poll_fn) thread_poll;  /* NULL: the engine's own pass */
 	unsigned thread_lcore;
-	volatile bool thread_stop;
+	atomic_bool thread_stop;
 	bool thread_running;
 
 	/* Holds a datagram received in several mbuf segments, so that the rx
 	 * callback always sees contiguous data. */
 	uint8_t rx_scratch[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
 };
+
+/* The engine lock.  DPDK's x86 spinlock is inline assembly, which
+ * ThreadSanitizer does not see: a TSan build (meson -Db_sanitize=thread)
+ * is told of each acquire and release here, or every access the lock
+ * orders would be reported as a race. */
+#if defined(__SANITIZE_THREAD__)           /* gcc */
+#define USIW_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)         /* clang */
+#define USIW_TSAN 1
+#endif
+#endif
+#ifdef USIW_TSAN
+#include <sanitizer/tsan_interface.h>
+#define USIW_TSAN_ACQUIRE(addr) __tsan_acquire(addr)
+#define USIW_TSAN_RELEASE(addr) __tsan_release(addr)
+#else
+#define USIW_TSAN_ACQUIRE(addr) ((void)(addr))
+#define USIW_TSAN_RELEASE(addr) ((void)(addr))
+#endif
+
+static inline void usiw_engine_lock(struct usiw_engine *e)
+{
+	rte_spinlock_recursive_lock(&e->lock);
+	USIW_TSAN_ACQUIRE(&e->lock);
+}
+
+static inline bool usiw_engine_trylock(struct usiw_engine *e)
+{
+	if (!rte_spinlock_recursive_trylock(&e->lock))
+		return false;
+	USIW_TSAN_ACQUIRE(&e->lock);
+	return true;
+}
+
+static inline void usiw_engine_unlock(struct usiw_engine *e)
+{
+	USIW_TSAN_RELEASE(&e->lock);
+	rte_spinlock_recursive_unlock(&e->lock);
+}
 
 struct usiw_udp_endpoint {
 	struct usiw_engine *engine;

@@ -20,16 +20,16 @@ static int progress_loop(void *arg)
 	struct usiw_engine *e = arg;
 	unsigned idle = 0;
 
-	while (!e->thread_stop) {
+	while (!atomic_load_explicit(&e->thread_stop, memory_order_relaxed)) {
 		usiw_engine_poll_fn poll = atomic_load_explicit(&e->thread_poll,
 								 memory_order_acquire);
 		unsigned handled;
 		if (poll) {
 			handled = poll(e);
 		} else {
-			rte_spinlock_recursive_lock(&e->lock);
+			usiw_engine_lock(e);
 			handled = usiw_engine_poll(e);
-			rte_spinlock_recursive_unlock(&e->lock);
+			usiw_engine_unlock(e);
 		}
 		if (handled) {
 			idle = 0;
@@ -55,7 +55,7 @@ int usiw_engine_thread_start(struct usiw_engine *e)
 		return -EINVAL;
 	}
 	e->thread_lcore = (unsigned)lcore;
-	e->thread_stop = false;
+	atomic_store(&e->thread_stop, false);
 	int rc = rte_eal_remote_launch(progress_loop, e, e->thread_lcore);
 	if (rc) {
 		usiw_engine_set_error("%s: [engine] lcore %d is busy (%d)", e->cfg.path, lcore, rc);
@@ -67,7 +67,7 @@ int usiw_engine_thread_start(struct usiw_engine *e)
 
 void usiw_engine_thread_stop(struct usiw_engine *e)
 {
-	e->thread_stop = true;
+	atomic_store(&e->thread_stop, true);
 	rte_eal_wait_lcore(e->thread_lcore);
 	e->thread_running = false;
 }

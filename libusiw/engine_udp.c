@@ -47,9 +47,9 @@ int usiw_udp_open(struct usiw_engine *e, uint16_t port, usiw_udp_rx_fn rx, void 
 	ep->engine = e;
 	ep->rx = rx;
 	ep->ctx = ctx;
-	rte_spinlock_recursive_lock(&e->lock);
+	usiw_engine_lock(e);
 	int rc = usiw_demux_add(&e->demux, port, ep, &ep->rule, &ep->port);
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_engine_unlock(e);
 	if (rc) {
 		free(ep);
 		return rc;
@@ -63,9 +63,9 @@ void usiw_udp_close(struct usiw_udp_endpoint *ep)
 	if (!ep)
 		return;
 	struct usiw_engine *e = ep->engine;
-	rte_spinlock_recursive_lock(&e->lock);
+	usiw_engine_lock(e);
 	usiw_demux_del(&e->demux, ep->port, &ep->rule);
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_engine_unlock(e);
 	free(ep);
 }
 
@@ -203,6 +203,16 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 	return true;
 }
 
+/* No mbuf for a datagram: counted (under the lock, as every counter is
+ * written), and the sender is told to try again. */
+static int drop_no_mbuf(struct usiw_engine *e)
+{
+	usiw_engine_lock(e);
+	e->stats.drop_no_mbuf++;
+	usiw_engine_unlock(e);
+	return -EAGAIN;
+}
+
 /* One datagram from our src_port: usiw_udp_send, and the answers for closed
  * ports (always checksummed: their receiver is anybody).  Data is referenced
  * (reference: the endpoint allows it) in a large datagram, except to
@@ -227,24 +237,16 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 		reference = false;
 	bundle = bundle && !reference;
 	if (bundle) {
-		rte_spinlock_recursive_lock(&e->lock);
+		usiw_engine_lock(e);
 		bool appended = bundle_append(e, src_port, dst_ipv4, dst_port, hdr, hdr_len, data,
 					      data_len);
-		rte_spinlock_recursive_unlock(&e->lock);
+		usiw_engine_unlock(e);
 		if (appended)
 			return 0;
 	}
-	/* The frames buffered for the next flush and this one must be able to
-	 * wait if the tx queue refuses them: the sender is told to wait instead
-	 * of having its frame dropped. */
-	if (!usiw_tx_backlog_has_room(&e->tx_backlog, e->port.txb->length + 1u))
-		return -EAGAIN;
-
 	struct rte_mbuf *m = rte_pktmbuf_alloc(e->port.pool);
-	if (!m) {
-		e->stats.drop_no_mbuf++;
-		return -EAGAIN;
-	}
+	if (!m)
+		return drop_no_mbuf(e);
 	/* The pool's data room holds a full frame (port.c), so this cannot fail. */
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)rte_pktmbuf_append(
 		m, HDRS_LEN + (reference ? hdr_len : payload));
@@ -256,8 +258,7 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	if (reference) {
 		if (chain_reference(e, m, data, data_len) != 0) {
 			rte_pktmbuf_free(m);
-			e->stats.drop_no_mbuf++;
-			return -EAGAIN;
+			return drop_no_mbuf(e);
 		}
 	} else if (data_len) {
 		memcpy(p + hdr_len, data, data_len);
@@ -267,7 +268,16 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	eth->dst_addr = e->port.mac;   /* until ARP says where */
 	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 
-	rte_spinlock_recursive_lock(&e->lock);
+	usiw_engine_lock(e);
+	/* The frames buffered for the next flush and this one must be able to
+	 * wait if the tx queue refuses them: the sender is told to wait instead
+	 * of having its frame dropped.  Under the lock: another thread may be
+	 * flushing. */
+	if (!usiw_tx_backlog_has_room(&e->tx_backlog, e->port.txb->length + 1u)) {
+		usiw_engine_unlock(e);
+		rte_pktmbuf_free(m);
+		return -EAGAIN;
+	}
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = 0;
 	ip->packet_id = rte_cpu_to_be_16(e->ip_id++);
@@ -298,7 +308,7 @@ static int send_datagram(struct usiw_engine *e, uint16_t src_port, bool udp_chec
 	}
 	if (rc == 0)
 		e->stats.tx_datagrams++;
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_engine_unlock(e);
 	return rc;
 }
 
@@ -312,9 +322,9 @@ int usiw_udp_send(struct usiw_udp_endpoint *ep, uint32_t dst_ipv4, uint16_t dst_
 
 void usiw_udp_set_closed_port_answer(struct usiw_engine *e, usiw_udp_closed_port_fn fn)
 {
-	rte_spinlock_recursive_lock(&e->lock);
+	usiw_engine_lock(e);
 	e->closed_port_answer = fn;
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_engine_unlock(e);
 }
 
 /* A datagram to a closed port, offered to the layer above for an answer.

@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,20 +64,24 @@ struct ping {
 	uint32_t len;   /* whole payload, this header included */
 };
 
+/* The rx callbacks fill these in the thread that runs progress: with
+ * progress = thread that is the engine's lcore, not main, so what main
+ * waits on is atomic (got is set after the echo it announces). */
 struct state {
 	struct usiw_udp_endpoint *ep;
 	uint8_t buf[9216];
 	size_t len;
 	uint32_t src_ip;
 	uint16_t src_port;
-	bool got;
-	uint64_t echoed;
-	bool bye;
+	atomic_bool got;
+	_Atomic uint64_t echoed;
+	atomic_bool bye;
 	/* -w: echoes of the stream, checked as they come (client_rx) */
 	uint8_t *stream_seen;         /* by seq - STREAM_SEQ0 */
-	uint32_t stream_count, stream_echoes;
+	uint32_t stream_count;
+	_Atomic uint32_t stream_echoes;
 	size_t stream_size;
-	bool stream_bad;
+	atomic_bool stream_bad;
 };
 
 #define STREAM_SEQ0 0x40000000u
@@ -86,8 +91,9 @@ struct state {
 /* -b: the bundling endpoint's echoes, checked as they come (bundle_rx). */
 struct bundle_state {
 	uint8_t *seen;                /* by seq - BUNDLE_SEQ0 */
-	unsigned count, echoed;
-	bool bad;
+	unsigned count;
+	atomic_uint echoed;
+	atomic_bool bad;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -205,7 +211,8 @@ static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool 
 		usiw_engine_progress(e);
 	/* Let the echo of the goodbye leave. */
 	usiw_engine_progress(e);
-	printf("server: echoed %lu datagrams%s\n", s->echoed, s->bye ? "" : " (timed out)");
+	printf("server: echoed %lu datagrams%s\n", (unsigned long)s->echoed,
+	       s->bye ? "" : " (timed out)");
 	print_stats("server", e);
 	int ok = s->bye;
 	usiw_udp_close(s->ep);
