@@ -98,7 +98,8 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 		if (qp->vqp.qp.qp_num >= first)
 			page[n++] = (struct numbered_qp){ .num = qp->vqp.qp.qp_num, .qp = qp };
 	}
-	qsort(page, n, sizeof(*page), by_qp_num);
+	if (n > 1) /* page is NULL when malloc failed, and qsort's may not be */
+		qsort(page, n, sizeof(*page), by_qp_num);
 	for (uint32_t i = 0; i < n; i++) {
 		struct usiw_qp *qp = page[i].qp;
 		struct trp_stats st;
