@@ -532,7 +532,11 @@ static void send_tail_probe(struct trp_conn *c, uint64_t now)
 	arm_send_deadline(c, now); /* the next probe's, or the RTO, from this one */
 	c->stats.tail_probes++;
 	s->flags |= SLOT_TAIL_PROBE;
-	send_slot_xmit(c, s);
+	/* A KEEPALIVE after it, which the peer answers at once: a probe that
+	 * fills the last hole is new in-order data to the peer, whose ACK it
+	 * would otherwise delay by ack_delay_ns while we wait for it. */
+	if (send_slot_xmit(c, s))
+		send_ack_only(c, TRP_OP_KEEPALIVE);
 }
 
 void send_on_deadline(struct trp_conn *c, uint64_t now)
