@@ -15,6 +15,7 @@
 #include <rte_log.h>
 
 #include "engine_priv.h"
+#include "port.h"
 #include "usiw/usiw.h"
 
 #define MAX_EAL_ARGS 64
@@ -75,6 +76,27 @@ static void remove_runtime_dir(void)
 	nftw(rte_eal_get_runtime_dir(), remove_entry, 4, FTW_DEPTH | FTW_PHYS);
 }
 
+/* EAL binds its telemetry socket in its runtime directory
+ * (/var/run/dpdk/<file-prefix> for root), whose path may be too long for a
+ * socket.  EAL then says only "path too long" and fails with EINVAL: name
+ * the path and what shortens it.  Returns whether that was
+ * the cause (the directory is known once EAL got as far as making it). */
+static bool explain_telemetry_path(const struct usiw_config *cfg)
+{
+	static const char socket_name[] = "/dpdk_telemetry.v2";
+	const char *dir = rte_eal_get_runtime_dir();
+	const size_t len = strlen(dir) + strlen(socket_name);
+
+	if (has_arg(cfg->eal_args, "--no-telemetry") || !dir[0] ||
+	    len <= USIW_SOCKET_PATH_MAX)
+		return false;
+	snprintf(eal_failure, sizeof(eal_failure),
+		 "%s: EAL did not start: its telemetry socket %s%s would be %zu bytes long, "
+		 "more than a socket's path may be (%zu); shorten --file-prefix in [eal] args "
+		 "(or add --no-telemetry)", cfg->path, dir, socket_name, len, USIW_SOCKET_PATH_MAX);
+	return true;
+}
+
 int usiw_eal_start(const struct usiw_config *cfg)
 {
 	if (eal_started) {
@@ -128,9 +150,11 @@ int usiw_eal_start(const struct usiw_config *cfg)
 	/* Messages EAL prints while starting go to stderr, not stdout. */
 	rte_openlog_stream(stderr);
 	if (rte_eal_init(argc, argv) < 0) {
-		snprintf(eal_failure, sizeof(eal_failure),
-			 "%s: EAL did not start (%s) with [eal] args '%s'; run with USIW_LOG=debug "
-			 "for EAL's messages", cfg->path, rte_strerror(rte_errno), cfg->eal_args);
+		if (!explain_telemetry_path(cfg))
+			snprintf(eal_failure, sizeof(eal_failure),
+				 "%s: EAL did not start (%s) with [eal] args '%s'; run with "
+				 "USIW_LOG=debug for EAL's messages",
+				 cfg->path, rte_strerror(rte_errno), cfg->eal_args);
 		usiw_engine_set_error("%s", eal_failure);
 		return -EINVAL;
 	}

@@ -118,6 +118,14 @@ static int memif_prepare(const struct usiw_memif_args *a, const struct usiw_conf
 			 "owner-uid, owner-gid, mac, zero-copy, secret", cfg->path, cfg->device);
 		return -EINVAL;
 	}
+	/* An abstract name starts with a NUL in the socket's path. */
+	const size_t max = USIW_SOCKET_PATH_MAX - (a->abstract ? 1 : 0);
+	if (strlen(a->socket) > max) {
+		snprintf(err, errlen, "%s: [port] device: memif socket=%s is %zu bytes long, more "
+			 "than a socket's path may be (%zu); choose a shorter path", cfg->path,
+			 a->socket, strlen(a->socket), max);
+		return -ENAMETOOLONG;
+	}
 	if (a->server) {
 		if (usiw_unix_socket_listening(a->socket, a->abstract)) {
 			snprintf(err, errlen, "%s: [port] device: memif socket %s%s is in use by "

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/un.h>
 
 #include <rte_ethdev.h>
 #include <rte_ether.h>
@@ -51,9 +52,13 @@ struct usiw_memif_args {
 	bool server;                  /* role=server (memif's default: client) */
 	bool abstract;                /* socket-abstract=yes (memif's default) */
 	bool zero_copy;               /* zero-copy=yes */
-	char socket[108];
+	char socket[USIW_CONFIG_VALUE_MAX]; /* as given: memif_prepare checks its length */
 };
 void usiw_memif_args_parse(const char *devargs, struct usiw_memif_args *out);
+
+/* The longest path a unix socket may have: EAL's telemetry socket and
+ * memif's fail with messages that name neither the path nor its length. */
+#define USIW_SOCKET_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 /* Whether a unix socket named path (abstract or not) is listening in this
  * network namespace, from /proc/net/unix (which does not disturb it, unlike

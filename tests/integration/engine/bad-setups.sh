@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bad setups must fail fast (well within their bound) with a message that
 # says what is wrong: a missing configuration, a bad key, a bad
-# USIW_CLOCK_SLOWDOWN, a memif socket already in use, a memif client whose
+# USIW_CLOCK_SLOWDOWN, socket paths too long for a socket (memif's, EAL's
+# telemetry socket), a memif socket already in use, a memif client whose
 # server is not there, a peer that never answers ARP, hugepages wanted but
 # none reserved.  (A memif server without a client is no bad setup: its
 # port is up as soon as its socket listens, and its client may come later.)
@@ -69,6 +70,16 @@ expect "bad clock slowdown" 2 "USIW_CLOCK_SLOWDOWN: '0' is not a whole number fr
 conf "$tmp/badmemif.conf" m "net_memif0,role=server,socket=$tmp/m.sock,socket-abstrakt=no"
 expect "unknown memif argument" 2 "memif arguments must be key=value" \
 	env USIW_CONFIG=$tmp/badmemif.conf "$pingpong" server
+
+# Socket paths longer than a socket's (107 bytes): memif's, and EAL's
+# telemetry socket in its runtime directory, named by --file-prefix.
+long=$(printf '%0100d' 0)
+conf "$tmp/longsock.conf" l "net_memif0,role=server,socket=$tmp/$long.sock,socket-abstract=no"
+expect "memif socket path too long" 2 "memif socket=$tmp/$long.sock is [0-9]+ bytes long, more than a socket's path may be \(107\)" \
+	env USIW_CONFIG=$tmp/longsock.conf "$pingpong" server
+conf "$tmp/longprefix.conf" "$long" "net_memif0,role=server,socket=$tmp/p.sock,socket-abstract=no"
+expect "EAL runtime directory too long" 2 "telemetry socket /.*/dpdk_telemetry.v2 would be [0-9]+ bytes long.*shorten --file-prefix" \
+	env USIW_CONFIG=$tmp/longprefix.conf "$pingpong" server
 
 # A client with no server.
 conf "$tmp/orphan.conf" o "net_memif0,role=client,socket=$tmp/o.sock,socket-abstract=no"
