@@ -20,6 +20,9 @@ ok = len(snaps) == 1 and all(s["stats"]["rx_datagrams"] > 0 and s["stats"]["tx_d
 print("usiw-stat saw", [(s["prefix"], s["stats"]["rx_datagrams"]) for s in snaps])
 sys.exit(0 if ok else 1)'
 
+# In a command usiw-pair runs: the EAL file prefix of the config it gave.
+prefix_from_config="prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\")"
+
 # The client starts a few seconds after the server (usiw-pair waits for a TCP
 # listener the ping-pong server never opens), so the server asks until its
 # counters show traffic (for at most 20 s).  The server keeps serving after the
@@ -27,7 +30,7 @@ sys.exit(0 if ok else 1)'
 # seen: its counters stay readable until the ask succeeds.
 "$top/tools/usiw-pair" --link memif --direct --timeout 80 \
 	--server "$pingpong server -t 50 -k & pid=\$!; sleep 0.5;
-		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
+		$prefix_from_config;
 		for i in \$(seq 40); do
 			$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out &&
 				grep -q '\"rx_datagrams\": [1-9]' $out && break;
@@ -41,7 +44,7 @@ python3 -c "$check" < "$out"
 # ib_write_bw has exited, its EAL runtime directory is gone.
 "$top/tools/usiw-pair" --link memif --timeout 60 \
 	--server "ib_write_bw -D 4 -s 4096 & sleep 2;
-		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
+		$prefix_from_config;
 		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait;
 		if [ -e /var/run/dpdk/\$prefix ]; then
 			echo \"ib_write_bw left /var/run/dpdk/\$prefix behind\" >&2; exit 1;
@@ -58,7 +61,7 @@ sys.exit(0 if qps["qps"] == 1 and qp["data_delivered"] > 0 and qp["pkts_sent"] >
 # and lists all 40 of ib_write_bw -q 40, each with data delivered.
 "$top/tools/usiw-pair" --link memif --timeout 60 \
 	--server "ib_write_bw -q 40 -D 4 -s 4096 & sleep 2;
-		prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
+		$prefix_from_config;
 		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait" \
 	--client "ib_write_bw -q 40 -D 4 -s 4096 {server}"
 python3 -c '
