@@ -152,8 +152,10 @@ void usiw_engine_tx_frame_grew(struct usiw_engine *e, uint32_t len);
 /* At engine start: what usiw_udp_reference_data needs (engine_udp.c). */
 void usiw_udp_engine_init(struct usiw_engine *e);
 
-/* IPv4/UDP receive path (engine_udp.c). */
-void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m);
+/* IPv4/UDP receive path (engine_udp.c).  Never inlined: bench/run counts
+ * the receive path's instructions from its entry (callgrind's
+ * --toggle-collect), and link-time optimization could inline it. */
+void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m) __attribute__((noinline));
 
 /* thread mode (engine_thread.c) */
 int usiw_engine_thread_start(struct usiw_engine *e);
