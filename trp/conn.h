@@ -71,6 +71,8 @@ struct trp_conn {
 	bool rto_undo_armed;     /* cc_before_rto holds the window to restore */
 	bool recovery_started;   /* a loss just began a recovery: its first
 	                          * retransmission goes whatever the window */
+	bool ack_asked;          /* a KEEPALIVE asked for an ACK since the
+	                          * cumulative ACK last moved (trp_send) */
 
 	/* Line 2: the receive side.  Bit (psn & recv_mask) set = PSN received,
 	 * for PSNs in [rcv_next, rcv_next + cfg.recv_window). */

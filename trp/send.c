@@ -27,6 +27,7 @@ void send_init(struct trp_conn *c, uint32_t isn)
 	c->tail_probes_sent = 0;
 	c->timeouts_in_row = 0;
 	c->recovery_started = false;
+	c->ack_asked = false;
 	c->xmit_seq = c->delivered_xmit_seq = 0;
 }
 
@@ -197,6 +198,14 @@ int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
 	if (ulp_hdr_len > TRP_MAX_ULP_HDR || ulp_hdr_len + data_len > UINT16_MAX)
 		return -EMSGSIZE;
 	if (!send_window_open(c)) {
+		/* The congestion window holds fewer packets than the peer
+		 * acknowledges at once (ack_every): it would wait ack_delay_ns
+		 * for each round's ACK. */
+		if (!c->ack_asked && send_pipe(c) >= c->cc.cwnd && c->cc.cwnd < c->cfg.ack_every &&
+		    send_outstanding(c)) {
+			c->ack_asked = true;
+			send_ack_only(c, TRP_OP_KEEPALIVE);
+		}
 		c->want_writable = true;
 		return -EAGAIN;
 	}
@@ -431,6 +440,7 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 		}
 		c->timeouts_in_row = 0;
 		c->tail_probes_sent = 0;
+		c->ack_asked = false;
 		rtt_end_backoff(&c->rtt);
 		cc_on_una(&c->cc, c->snd_una);
 		arm_send_deadline(c, now);

@@ -4,6 +4,7 @@
  * that fills a gap is acknowledged at once, since its sender is recovering
  * from a loss.  Two endpoints joined by hand: the test hands B each of A's
  * packets in the order it chooses and counts what B sends. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,12 +132,63 @@ static void test_duplicate_acked_at_once(void **state)
 	ends_fini(&e);
 }
 
+/* A congestion window smaller than ack_every (after a timeout it is one
+ * packet) would leave each round's packets to wait for the peer's ACK
+ * delay: when it stops the sender, a KEEPALIVE asks for the ACK at once,
+ * once per advance of the cumulative ACK. */
+static void test_small_window_asks_for_ack(void **state)
+{
+	struct capture a = { 0 }, b = { 0 };
+	struct trp_config cfg;
+	const uint8_t ulp_hdr[4] = { 0xc1, 0x40, 0x00, 0x01 };
+	uint8_t pkt[2][CAPTURE_MAX_DGRAM];
+	size_t len[2];
+	struct trp_header h;
+
+	(void)state;
+	trp_config_default(&cfg);
+	cfg.initial_cwnd = 2;
+	struct trp_conn *ca = trp_conn_create(&cfg, &capture_ops, &a);
+	struct trp_conn *cb = trp_conn_create(&cfg, &capture_ops, &b);
+	assert_int_equal(trp_conn_establish(ca, 100, 200), 0);
+	assert_int_equal(trp_conn_establish(cb, 200, 100), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL) >= 0);
+		memcpy(pkt[i], a.pkt, a.len);
+		len[i] = a.len;
+	}
+	assert_int_equal(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL), -EAGAIN);
+	assert_int_equal(a.sent, 3);
+	assert_int_equal(trp_header_decode(&h, a.pkt, a.len), 0);
+	assert_int_equal(h.opcode, TRP_OP_KEEPALIVE);
+	/* asked once: the next refusal sends nothing */
+	assert_int_equal(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL), -EAGAIN);
+	assert_int_equal(a.sent, 3);
+
+	/* B acknowledges both packets at once, not after the ACK delay */
+	trp_input(cb, pkt[0], len[0]);
+	trp_input(cb, pkt[1], len[1]);
+	assert_int_equal(b.sent, 0);
+	trp_input(cb, a.pkt, a.len);
+	assert_int_equal(b.sent, 1);
+	assert_int_equal(trp_header_decode(&h, b.pkt, b.len), 0);
+	assert_int_equal(h.opcode, TRP_OP_ACK);
+	assert_int_equal(h.ack_psn, 102);
+
+	/* the ACK opens the window; a later refusal may ask again */
+	trp_input(ca, b.pkt, b.len);
+	assert_true(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL) >= 0);
+	trp_conn_destroy(ca);
+	trp_conn_destroy(cb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order_ack_delayed),
 		cmocka_unit_test(test_gap_filled_acked_at_once),
 		cmocka_unit_test(test_duplicate_acked_at_once),
+		cmocka_unit_test(test_small_window_asks_for_ack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
