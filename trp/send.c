@@ -198,11 +198,11 @@ int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
 	if (ulp_hdr_len > TRP_MAX_ULP_HDR || ulp_hdr_len + data_len > UINT16_MAX)
 		return -EMSGSIZE;
 	if (!send_window_open(c)) {
-		/* The congestion window holds fewer packets than the peer
-		 * acknowledges at once (ack_every): it would wait ack_delay_ns
-		 * for each round's ACK. */
-		if (!c->ack_asked && send_pipe(c) >= c->cc.cwnd && c->cc.cwnd < c->cfg.ack_every &&
-		    send_outstanding(c)) {
+		/* The congestion window (at least one packet, so some are in
+		 * the network) holds fewer packets than the peer acknowledges
+		 * at once (ack_every): it would wait ack_delay_ns for each
+		 * round's ACK. */
+		if (!c->ack_asked && send_pipe(c) >= c->cc.cwnd && c->cc.cwnd < c->cfg.ack_every) {
 			c->ack_asked = true;
 			send_ack_only(c, TRP_OP_KEEPALIVE);
 		}

@@ -24,27 +24,40 @@ struct ends {
 	size_t len[N_PKTS];
 };
 
-static void ends_init(struct ends *e)
+static void ends_open(struct ends *e, const struct trp_config *cfg)
 {
-	struct trp_config cfg;
-	const uint8_t ulp_hdr[4] = { 0xc1, 0x40, 0x00, 0x01 };
-
 	memset(e, 0, sizeof(*e));
-	trp_config_default(&cfg);
-	e->conn_a = trp_conn_create(&cfg, &capture_ops, &e->a);
-	e->conn_b = trp_conn_create(&cfg, &capture_ops, &e->b);
+	e->conn_a = trp_conn_create(cfg, &capture_ops, &e->a);
+	e->conn_b = trp_conn_create(cfg, &capture_ops, &e->b);
 	assert_non_null(e->conn_a);
 	assert_non_null(e->conn_b);
 	assert_int_equal(trp_conn_establish(e->conn_a, 100, 200), 0);
 	assert_int_equal(trp_conn_establish(e->conn_b, 200, 100), 0);
-	for (unsigned i = 0; i < N_PKTS; i++) {
-		uint8_t data[8] = { (uint8_t)i };
+}
 
-		assert_true(trp_send(e->conn_a, ulp_hdr, sizeof(ulp_hdr), data, sizeof(data),
-		                     NULL) >= 0);
-		assert_int_equal(e->a.sent, i + 1);
+/* A sends DATA packet i; what went is kept as pkt[i].  Returns trp_send's. */
+static int64_t send_data(struct ends *e, unsigned i)
+{
+	const uint8_t ulp_hdr[4] = { 0xc1, 0x40, 0x00, 0x01 };
+	uint8_t data[8] = { (uint8_t)i };
+	int64_t rc = trp_send(e->conn_a, ulp_hdr, sizeof(ulp_hdr), data, sizeof(data), NULL);
+
+	if (rc >= 0) {
 		memcpy(e->pkt[i], e->a.pkt, e->a.len);
 		e->len[i] = e->a.len;
+	}
+	return rc;
+}
+
+static void ends_init(struct ends *e)
+{
+	struct trp_config cfg;
+
+	trp_config_default(&cfg);
+	ends_open(e, &cfg);
+	for (unsigned i = 0; i < N_PKTS; i++) {
+		assert_true(send_data(e, i) >= 0);
+		assert_int_equal(e->a.sent, i + 1);
 	}
 }
 
@@ -138,48 +151,36 @@ static void test_duplicate_acked_at_once(void **state)
  * once per advance of the cumulative ACK. */
 static void test_small_window_asks_for_ack(void **state)
 {
-	struct capture a = { 0 }, b = { 0 };
+	struct ends e;
 	struct trp_config cfg;
-	const uint8_t ulp_hdr[4] = { 0xc1, 0x40, 0x00, 0x01 };
-	uint8_t pkt[2][CAPTURE_MAX_DGRAM];
-	size_t len[2];
 	struct trp_header h;
 
 	(void)state;
 	trp_config_default(&cfg);
 	cfg.initial_cwnd = 2;
-	struct trp_conn *ca = trp_conn_create(&cfg, &capture_ops, &a);
-	struct trp_conn *cb = trp_conn_create(&cfg, &capture_ops, &b);
-	assert_int_equal(trp_conn_establish(ca, 100, 200), 0);
-	assert_int_equal(trp_conn_establish(cb, 200, 100), 0);
-	for (unsigned i = 0; i < 2; i++) {
-		assert_true(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL) >= 0);
-		memcpy(pkt[i], a.pkt, a.len);
-		len[i] = a.len;
-	}
-	assert_int_equal(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL), -EAGAIN);
-	assert_int_equal(a.sent, 3);
-	assert_int_equal(trp_header_decode(&h, a.pkt, a.len), 0);
+	ends_open(&e, &cfg);
+	assert_true(send_data(&e, 0) >= 0);
+	assert_true(send_data(&e, 1) >= 0);
+	assert_int_equal(send_data(&e, 2), -EAGAIN);
+	assert_int_equal(e.a.sent, 3);
+	assert_int_equal(trp_header_decode(&h, e.a.pkt, e.a.len), 0);
 	assert_int_equal(h.opcode, TRP_OP_KEEPALIVE);
 	/* asked once: the next refusal sends nothing */
-	assert_int_equal(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL), -EAGAIN);
-	assert_int_equal(a.sent, 3);
+	assert_int_equal(send_data(&e, 2), -EAGAIN);
+	assert_int_equal(e.a.sent, 3);
 
 	/* B acknowledges both packets at once, not after the ACK delay */
-	trp_input(cb, pkt[0], len[0]);
-	trp_input(cb, pkt[1], len[1]);
-	assert_int_equal(b.sent, 0);
-	trp_input(cb, a.pkt, a.len);
-	assert_int_equal(b.sent, 1);
-	assert_int_equal(trp_header_decode(&h, b.pkt, b.len), 0);
-	assert_int_equal(h.opcode, TRP_OP_ACK);
-	assert_int_equal(h.ack_psn, 102);
+	deliver(&e, 0);
+	deliver(&e, 1);
+	assert_int_equal(e.b.sent, 0);
+	trp_input(e.conn_b, e.a.pkt, e.a.len);
+	assert_int_equal(e.b.sent, 1);
+	assert_int_equal(last_ack(&e).ack_psn, 102);
 
-	/* the ACK opens the window; a later refusal may ask again */
-	trp_input(ca, b.pkt, b.len);
-	assert_true(trp_send(ca, ulp_hdr, sizeof(ulp_hdr), NULL, 0, NULL) >= 0);
-	trp_conn_destroy(ca);
-	trp_conn_destroy(cb);
+	/* the ACK opens the window */
+	trp_input(e.conn_a, e.b.pkt, e.b.len);
+	assert_true(send_data(&e, 2) >= 0);
+	ends_fini(&e);
 }
 
 int main(void)
