@@ -146,6 +146,40 @@ static void set_lengths_and_checksums(struct usiw_engine *e, struct rte_mbuf *m,
 			rte_ipv4_udptcp_cksum_mbuf(m, ip, sizeof(struct rte_ether_hdr) + sizeof(*ip));
 }
 
+/* The 16-bit ones' complement sum `sum` with the word `old` in it replaced
+ * by `new` (RFC 1624, eqn. 3), all three in the same byte order.
+ * Hand-written: DPDK 22.11 has no incremental update, and recomputing the
+ * IPv4 header's checksum at every datagram bundled was ~70 of the ~1500
+ * instructions of a 64 B ib_send_bw post. */
+static uint16_t ones_sum_replace(uint16_t sum, uint16_t old, uint16_t new)
+{
+	uint32_t s = (uint32_t)sum + (uint16_t)~old + new;
+
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)((s & 0xffff) + (s >> 16));
+}
+
+/* A bundle frame's IPv4 and UDP lengths after `len` bytes more of UDP
+ * payload, and the sums that cover them: the IPv4 header's checksum (a
+ * complemented sum) or, with the port's offload, the UDP pseudo-header sum
+ * the offload starts from (set_lengths_and_checksums; a bundle's UDP
+ * checksum is otherwise 0). */
+static void lengths_grew(const struct usiw_engine *e, struct rte_mbuf *m, uint16_t len)
+{
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+							  sizeof(struct rte_ether_hdr));
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	const uint16_t ip_len = ip->total_length, udp_len = udp->dgram_len;
+
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(ip_len) + len));
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(udp_len) + len));
+	if (e->port.tx_cksum_offload)
+		udp->dgram_cksum = ones_sum_replace(udp->dgram_cksum, udp_len, udp->dgram_len);
+	else
+		ip->hdr_checksum = (uint16_t)~ones_sum_replace((uint16_t)~ip->hdr_checksum, ip_len,
+							       ip->total_length);
+}
+
 /* A small message's datagram: TRP and DDP headers and up to ~180 bytes. */
 #define BUNDLE_MIN_ROOM 256
 
@@ -191,12 +225,11 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 	if (ip->dst_addr != dst_ipv4 || udp->src_port != rte_cpu_to_be_16(src_port) ||
 	    udp->dst_port != rte_cpu_to_be_16(dst_port) || !bundle_fits(e, m, len))
 		return false;
-	const size_t payload = frame_udp_payload(m);
 	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
 	memcpy(p, hdr, hdr_len);
 	if (data_len)
 		memcpy(p + hdr_len, data, data_len);
-	set_lengths_and_checksums(e, m, payload + len, false);
+	lengths_grew(e, m, (uint16_t)len);
 	e->stats.tx_datagrams++;
 	e->stats.tx_bundled++;
 	usiw_engine_tx_frame_grew(e, (uint32_t)len);

@@ -210,12 +210,14 @@ static void note_app_call(uint64_t now)
  * none), which the QPs' stacks read as their clock (host_now): a pass
  * takes microseconds, and TRP read the clock for every packet it sent or
  * received, 7.7% of the CPU of the helper thread that sends ib_read_bw's
- * responses.  Read after the lock is taken, so it never runs behind a
- * time a stack took from the thread that held the lock before.  Written
- * and read only under the lock (every stack call runs under it), and back
- * to 0 before the pass lets it go, so it needs no thread-local storage,
- * which a library loaded with dlopen reaches through __tls_get_addr:
- * about 80 instructions per 64 B ib_send_lat message. */
+ * responses.  A post_send sets it too, for each work request it sends
+ * (usiw_progress_post_clock).  Read after the lock is taken, so it never
+ * runs behind a time a stack took from the thread that held the lock
+ * before.  Written and read only under the lock (every stack call runs
+ * under it), and back to 0 before the pass (or the post) lets it go, so it
+ * needs no thread-local storage, which a library loaded with dlopen reaches
+ * through __tls_get_addr: about 80 instructions per 64 B ib_send_lat
+ * message. */
 static uint64_t pass_clock;
 
 /* Engine passes a progress pass may add before its timers run, while a
@@ -247,8 +249,14 @@ static unsigned engine_pass(struct usiw_engine *engine, uint64_t now)
 	return handled;
 }
 
+void usiw_progress_post_clock(void)
+{
+	pass_clock = usiw_clock_ns();
+}
+
 void usiw_progress_locked(struct usiw_context *ctx)
 {
+	pass_clock = 0; /* a post's (usiw_progress_post_clock) ends here */
 	if (progress.engine_thread)
 		return;
 	uint64_t now = usiw_clock_ns();
@@ -258,9 +266,12 @@ void usiw_progress_locked(struct usiw_context *ctx)
 
 void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle)
 {
+	const uint64_t now = pass_clock ? pass_clock : usiw_clock_ns();
+
+	pass_clock = 0;
 	if (progress.engine_thread)
 		return;
-	note_app_call(usiw_clock_ns());
+	note_app_call(now);
 	if (!may_bundle)
 		usiw_engine_flush(ctx->engine);
 	else if (!usiw_engine_flush_unless_bundling(ctx->engine) &&

@@ -60,6 +60,14 @@ void usiw_progress(struct usiw_context *ctx);
  * receive pass, the timers and the clock reads were a tenth of a 64 B
  * Send's instructions. */
 void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle);
+/* With the lock held, before each work request of an ibv_post_send: one
+ * clock read, which the QP's stack takes as the time of the packets it
+ * sends for that request and usiw_progress_sent_locked as the time of the
+ * application's call (it was a read for each, and the TSC takes ~13 ns to
+ * read here, a twentieth of a 64 B Send at ib_send_bw's rate).
+ * usiw_progress_sent_locked or usiw_progress_locked, one of which ends
+ * every post, forgets it. */
+void usiw_progress_post_clock(void);
 /* True while frames ibv_post_send left waiting for a bundle have not been
  * flushed by a progress pass. */
 bool usiw_progress_flush_deferred(void);
