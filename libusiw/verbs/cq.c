@@ -46,7 +46,7 @@ struct ibv_cq *usiw_create_cq(struct ibv_context *context, int cqe,
 		errno = ENOMEM;
 		goto err_cq;
 	}
-	int rc = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	int rc = pthread_mutex_init(&cq->lock, NULL);
 	if (rc) {
 		errno = rc;
 		goto err_ring;
@@ -86,7 +86,7 @@ int usiw_destroy_cq(struct ibv_cq *ibv_cq)
 	pthread_mutex_unlock(&ibv_cq->mutex);
 
 	atomic_fetch_sub(&usiw_context_of(ibv_cq->context)->cq_count, 1);
-	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -101,12 +101,12 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 		return -EINVAL;
 	/* Inline progress: a spinning poll_cq is what moves the data. */
 	usiw_progress(usiw_context_of(ibv_cq->context));
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {
 		wc[n++] = cq->ring[cq->head & cq->mask];
 		cq->head++;
 	}
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 	if (n > 0)
 		usiw_progress_finish_arriving(usiw_context_of(ibv_cq->context));
 	return n;
@@ -120,10 +120,10 @@ int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
 
 	/* Arming for any completion includes the solicited ones, so a
 	 * solicited-only request never weakens an arm already in place. */
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
 	if (want > cq->arm)
 		cq->arm = want;
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 	usiw_progress_app_may_wait();
 	return 0;
 }
@@ -132,9 +132,9 @@ int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	bool fire;
 
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
 	if (cq->tail - cq->head > cq->mask) {
-		pthread_spin_unlock(&cq->lock);
+		pthread_mutex_unlock(&cq->lock);
 		return -ENOSPC;
 	}
 	cq->ring[cq->tail & cq->mask] = *wc;
@@ -144,7 +144,7 @@ int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
 		(solicited || wc->status != IBV_WC_SUCCESS));
 	if (fire)
 		cq->arm = USIW_CQ_DISARMED;
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 
 	/* Counted before the record is written, so that ibv_destroy_cq never
 	 * sees an event acknowledged that it has not seen reported. */
