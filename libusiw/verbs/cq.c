@@ -2,12 +2,28 @@
 #include "cq.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "comp_channel.h"
 #include "context.h"
 #include "limits.h"
 #include "progress.h"
+
+/* The two sides of a CQ's lock can share one CPU: an application thread
+ * polling, and the progress helper pushing a completion after it woke on
+ * that CPU and preempted the application.  A waiter that spun while the
+ * holder it preempted could not run spun out its time slice: ib_send_lat
+ * 64 B over memif with both sides pinned took 2.0 ms at its worst in 4
+ * runs of 6, the helpers' samples 89% in that spin (af_packet).  So a
+ * waiter yields the CPU between tries.  A mutex, which sleeps, did as
+ * well, at ~100 instructions more per message (3811 -> 3911 per side of
+ * a 64 B ib_send_lat; 0.03 us). */
+static void cq_lock(struct usiw_cq *cq)
+{
+	while (pthread_spin_trylock(&cq->lock))
+		sched_yield();
+}
 
 static uint32_t ring_size_for(uint32_t cqe)
 {
@@ -46,7 +62,7 @@ struct ibv_cq *usiw_create_cq(struct ibv_context *context, int cqe,
 		errno = ENOMEM;
 		goto err_cq;
 	}
-	int rc = pthread_mutex_init(&cq->lock, NULL);
+	int rc = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (rc) {
 		errno = rc;
 		goto err_ring;
@@ -86,7 +102,7 @@ int usiw_destroy_cq(struct ibv_cq *ibv_cq)
 	pthread_mutex_unlock(&ibv_cq->mutex);
 
 	atomic_fetch_sub(&usiw_context_of(ibv_cq->context)->cq_count, 1);
-	pthread_mutex_destroy(&cq->lock);
+	pthread_spin_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -101,12 +117,12 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 		return -EINVAL;
 	/* Inline progress: a spinning poll_cq is what moves the data. */
 	usiw_progress(usiw_context_of(ibv_cq->context));
-	pthread_mutex_lock(&cq->lock);
+	cq_lock(cq);
 	while (n < num_entries && cq->head != cq->tail) {
 		wc[n++] = cq->ring[cq->head & cq->mask];
 		cq->head++;
 	}
-	pthread_mutex_unlock(&cq->lock);
+	pthread_spin_unlock(&cq->lock);
 	if (n > 0)
 		usiw_progress_finish_arriving(usiw_context_of(ibv_cq->context));
 	return n;
@@ -120,10 +136,10 @@ int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
 
 	/* Arming for any completion includes the solicited ones, so a
 	 * solicited-only request never weakens an arm already in place. */
-	pthread_mutex_lock(&cq->lock);
+	cq_lock(cq);
 	if (want > cq->arm)
 		cq->arm = want;
-	pthread_mutex_unlock(&cq->lock);
+	pthread_spin_unlock(&cq->lock);
 	usiw_progress_app_may_wait();
 	return 0;
 }
@@ -132,9 +148,9 @@ int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	bool fire;
 
-	pthread_mutex_lock(&cq->lock);
+	cq_lock(cq);
 	if (cq->tail - cq->head > cq->mask) {
-		pthread_mutex_unlock(&cq->lock);
+		pthread_spin_unlock(&cq->lock);
 		return -ENOSPC;
 	}
 	cq->ring[cq->tail & cq->mask] = *wc;
@@ -144,7 +160,7 @@ int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
 		(solicited || wc->status != IBV_WC_SUCCESS));
 	if (fire)
 		cq->arm = USIW_CQ_DISARMED;
-	pthread_mutex_unlock(&cq->lock);
+	pthread_spin_unlock(&cq->lock);
 
 	/* Counted before the record is written, so that ibv_destroy_cq never
 	 * sees an event acknowledged that it has not seen reported. */

@@ -19,13 +19,7 @@ enum usiw_cq_arm {
 
 struct usiw_cq {
 	struct ibv_cq ibv_cq;
-	/* The ring and arm.  A mutex, not a spinlock: the thread that
-	 * pushes may be the progress helper, which can preempt an
-	 * application thread polling on the same CPU while that one holds
-	 * the lock; a spinning helper then burnt the rest of its time slice
-	 * (perf: 89% of the helper threads' samples during a pinned
-	 * ib_send_lat over af_packet). */
-	pthread_mutex_t lock;
+	pthread_spinlock_t lock;      /* ring and arm; waiters yield (cq.c) */
 	struct ibv_wc *ring;
 	uint32_t mask;                /* ring size - 1; ring size a power of two */
 	uint32_t head;                /* next to poll (free-running) */
