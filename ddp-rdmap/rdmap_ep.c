@@ -239,7 +239,7 @@ bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep)
 void rdmap_ep_prefetch(const struct rdmap_ep *ep)
 {
 	const char *fields = (const char *)ep;
-	for (size_t off = 0; off < offsetof(struct rdmap_ep, counters) + 64; off += 64)
+	for (size_t off = 0; off < sizeof(*ep); off += 64)
 		__builtin_prefetch(fields + off, 1);
 	const uint32_t sq_index = ep->sq_tail % ep->attr.sq_depth;
 	__builtin_prefetch(&ep->sq[sq_index], 1);

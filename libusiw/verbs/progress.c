@@ -8,10 +8,12 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "context.h"
+#include "cq.h"
 #include "progress_thread.h"
 #include "qp.h"
 #include "qp_timers.h"
@@ -54,6 +56,8 @@ static struct {
 	 * count only tells how long ago a QP was used, and a difference that
 	 * wraps misjudges only a QP idle for 2^32 uses, a hint's worth. */
 	uint32_t qp_uses;
+	/* The QP of the last ibv_post_send (usiw_progress_posted). */
+	struct usiw_qp *last_posted;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -93,7 +97,7 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; page && i < all; i++) {
-		struct usiw_qp *qp = progress.timers.heap[i].qp;
+		struct usiw_qp *qp = usiw_qp_timers_slot_qp(&progress.timers, progress.timers.heap[i].slot);
 
 		if (qp->vqp.qp.qp_num >= first)
 			page[n++] = (struct numbered_qp){ .num = qp->vqp.qp.qp_num, .qp = qp };
@@ -405,6 +409,8 @@ int usiw_progress_add_running(struct usiw_qp *qp)
 {
 	int rc = usiw_qp_timers_add(&progress.timers, qp);
 
+	qp->next_posted_slot = USIW_QP_NO_SLOT;
+
 	if (rc == 0)
 		atomic_store_explicit(&progress.next_deadline, 0, memory_order_relaxed);
 	return rc;
@@ -452,6 +458,8 @@ void usiw_progress_write_posted(struct usiw_qp *qp)
 
 void usiw_progress_remove_running(struct usiw_qp *qp)
 {
+	if (progress.last_posted == qp)
+		progress.last_posted = NULL;
 	qp->write_answer_awaited = false;
 	qp->write_rx_mark = 0;
 	set_write_expected(qp, false);
@@ -466,24 +474,72 @@ void usiw_progress_qp_changed(struct usiw_qp *qp)
 
 /* A message touches ~40 lines of its QP's state on each side (bench/run's
  * cache-line count), spread over the QP, its TRP connection, its RDMAP
- * endpoint and their queues, and the code reaches them one after another,
- * so a QP whose state has left the cache pays each miss in turn.  A QP
- * last used more than this many uses ago (other QPs' state touched since:
- * ~2.5 KiB a use, 640 KiB in all, more than the cache this VM's host
- * leaves a process) gets those lines requested all at once, before the
- * work that needs them.  Over 1024 QPs in turn that took 18-22% off
- * qp-lat's half round trip (docs/bench.md, Many QPs).  A QP in steady use
- * is left alone: its lines are cached, and prefetching them anyway cost
- * 0.025 µs of a 0.7 µs half round trip over one QP. */
+ * endpoint, their queues and its CQs' next entries, and the code reaches
+ * them one after another, so a QP whose state has left the cache pays each
+ * miss in turn.  A QP last used more than this many uses ago (other QPs'
+ * state touched since: ~2.5 KiB a use, 640 KiB in all, more than the cache
+ * this VM's host leaves a process) gets those lines requested all at once
+ * (warm_qp): at its use, before the work that needs them, which over 1024
+ * QPs in turn took 18-22% off qp-lat's half round trip; better, before its
+ * use (usiw_progress_posted).  A QP in steady use is left alone: its lines
+ * are cached, and prefetching them anyway cost 0.025 µs of a 0.7 µs half
+ * round trip over one QP (docs/bench.md, Many QPs). */
 #define QP_COLD_AFTER_USES 256
+
+static bool qp_cold(const struct usiw_qp *qp)
+{
+	return (uint32_t)(progress.qp_uses - qp->last_use) > QP_COLD_AFTER_USES;
+}
+
+/* A hint, with no effect on behaviour: starts loading the lines of the QP
+ * that its next message in or out uses. */
+static void warm_qp(const struct usiw_qp *qp)
+{
+	for (size_t off = 0; off < offsetof(struct usiw_qp, early); off += 64)
+		__builtin_prefetch((const char *)qp + off, 1);
+	__builtin_prefetch(qp->udp, 1);
+	for (const struct usiw_cq *cq = qp->send_cq;; cq = qp->recv_cq) {
+		__builtin_prefetch(&cq->ring[cq->tail & cq->mask], 1);
+		__builtin_prefetch(&cq->ring[(cq->tail + 1) & cq->mask], 1);
+		if (cq == qp->recv_cq)
+			break;
+	}
+	qp_stack_prefetch(qp->stack);
+}
 
 void usiw_progress_touch_qp(struct usiw_qp *qp)
 {
-	const uint32_t last = qp->last_use;
+	const bool cold = qp->stack && qp_cold(qp);
 
 	qp->last_use = ++progress.qp_uses;
-	if (qp->stack && (uint32_t)(progress.qp_uses - last) > QP_COLD_AFTER_USES)
-		qp_stack_prefetch(qp->stack);
+	if (cold)
+		warm_qp(qp);
+}
+
+/* Applications that spread their work over many QPs mostly take them in
+ * an order that repeats (qp-lat and ib_write_bw -q in turn, MPI's
+ * collectives peer by peer), so the QP posted to after this one last time
+ * is the likely next.  Warming that one now, when this post's frames have
+ * left and the application will wait for an answer, moves its misses out of
+ * the next message's way: over 1024 QPs qp-lat's same-run ratio to one QP
+ * went from 1.24-1.31 to 1.12-1.15 in alternating runs (docs/bench.md).  A
+ * wrong guess costs only the prefetches; the successor is kept as a timer
+ * slot (qp_timers.h), so a QP that stopped running is never read. */
+void usiw_progress_posted(struct usiw_qp *qp)
+{
+	struct usiw_qp *prev = progress.last_posted;
+
+	if (progress.engine_thread || !qp->stack || prev == qp)
+		return;
+	if (prev)
+		prev->next_posted_slot = qp->timer.slot;
+	progress.last_posted = qp;
+	struct usiw_qp *next = usiw_qp_timers_slot_qp(&progress.timers, qp->next_posted_slot);
+	if (!next || next == qp || !qp_cold(next))
+		return;
+	/* Warm now, so its use does not warm it again. */
+	next->last_use = progress.qp_uses;
+	warm_qp(next);
 }
 
 /* ---- Host operations of a QP's stack ------------------------------------ */

@@ -95,6 +95,10 @@ void usiw_progress_qp_changed(struct usiw_qp *qp);
  * is being used; if that is a while since its last use, its stack's lines
  * are prefetched (progress.c says why). */
 void usiw_progress_touch_qp(struct usiw_qp *qp);
+/* With the lock held, last thing in a post_send: learns the order in which
+ * the application posts to its QPs, and warms the QP it will probably post
+ * to next if that one is cold (progress.c says why). */
+void usiw_progress_posted(struct usiw_qp *qp);
 
 /* For the progress threads (progress_thread.c, the engine's lcore): one
  * pass, if no application thread holds the lock (one that does is

@@ -80,10 +80,11 @@ struct usiw_qp {
 
 	struct qp_stack *stack;         /* from RTS until RESET or destroy */
 	struct {                        /* its place among the running QPs' */
-		uint32_t index;         /* timers (qp_timers.h) */
+		uint32_t slot;          /* timers (qp_timers.h) */
 		bool changed;
 		struct usiw_qp *next_changed;
 	} timer;
+	uint32_t next_posted_slot;      /* the QP posted to after this one, last time */
 	struct ibv_qp_attr attr;        /* as modify_qp set them, for query_qp */
 	struct ibv_qp_cap cap;          /* as granted */
 	struct usiw_early_recvs early;

@@ -7,12 +7,10 @@
 
 #include "qp.h"
 
-#define NOT_IN_HEAP UINT32_MAX
-
 static void place(struct usiw_qp_timers *t, uint32_t i, struct usiw_qp_timer_entry e)
 {
 	t->heap[i] = e;
-	e.qp->timer.index = i;
+	t->index[e.slot] = i;
 }
 
 /* Returns where the entry came to rest. */
@@ -56,18 +54,41 @@ static void set_deadline(struct usiw_qp_timers *t, uint32_t i, uint64_t deadline
 	sift_down(t, sift_up(t, i));
 }
 
+/* The heap holds one entry per slot in use, so all three tables grow
+ * together. */
+static int grow(struct usiw_qp_timers *t)
+{
+	uint32_t slots = t->slots ? 2 * t->slots : 64;
+	struct usiw_qp_timer_entry *heap = realloc(t->heap, slots * sizeof(*heap));
+	if (heap)
+		t->heap = heap;
+	struct usiw_qp **qp = realloc(t->qp, slots * sizeof(*qp));
+	if (qp)
+		t->qp = qp;
+	uint32_t *index = realloc(t->index, slots * sizeof(*index));
+	if (index)
+		t->index = index;
+	if (!heap || !qp || !index)
+		return -ENOMEM;
+	for (uint32_t s = t->slots; s < slots; s++)
+		t->qp[s] = NULL;
+	t->slots = slots;
+	return 0;
+}
+
 int usiw_qp_timers_add(struct usiw_qp_timers *t, struct usiw_qp *qp)
 {
-	if (t->len == t->cap) {
-		uint32_t cap = t->cap ? 2 * t->cap : 64;
-		struct usiw_qp_timer_entry *heap = realloc(t->heap, cap * sizeof(*heap));
-		if (!heap)
-			return -ENOMEM;
-		t->heap = heap;
-		t->cap = cap;
-	}
+	uint32_t slot = 0;
+
+	/* A linear search: QPs start far less often than they send. */
+	while (slot < t->slots && t->qp[slot])
+		slot++;
+	if (slot == t->slots && grow(t))
+		return -ENOMEM;
+	t->qp[slot] = qp;
+	qp->timer.slot = slot;
 	qp->timer.changed = false;
-	place(t, t->len, (struct usiw_qp_timer_entry){ qp_stack_next_deadline(qp->stack), qp });
+	place(t, t->len, (struct usiw_qp_timer_entry){ qp_stack_next_deadline(qp->stack), slot });
 	sift_up(t, t->len++);
 	return 0;
 }
@@ -87,14 +108,16 @@ static void unlink_changed(struct usiw_qp_timers *t, struct usiw_qp *qp)
 
 void usiw_qp_timers_remove(struct usiw_qp_timers *t, struct usiw_qp *qp)
 {
-	uint32_t i = qp->timer.index;
+	const uint32_t slot = qp->timer.slot;
 
-	if (i == NOT_IN_HEAP || i >= t->len || t->heap[i].qp != qp)
+	if (slot == USIW_QP_NO_SLOT || slot >= t->slots || t->qp[slot] != qp)
 		return;
 	unlink_changed(t, qp);
-	qp->timer.index = NOT_IN_HEAP;
+	qp->timer.slot = USIW_QP_NO_SLOT;
+	t->qp[slot] = NULL;
+	const uint32_t i = t->index[slot];
 	struct usiw_qp_timer_entry last = t->heap[--t->len];
-	if (last.qp != qp) {
+	if (last.slot != slot) {
 		place(t, i, last);
 		set_deadline(t, i, last.deadline);
 	}
@@ -115,12 +138,12 @@ uint64_t usiw_qp_timers_run(struct usiw_qp_timers *t, uint64_t now)
 		struct usiw_qp *qp = t->changed;
 		t->changed = qp->timer.next_changed;
 		qp->timer.changed = false;
-		set_deadline(t, qp->timer.index, qp_stack_next_deadline(qp->stack));
+		set_deadline(t, t->index[qp->timer.slot], qp_stack_next_deadline(qp->stack));
 	}
 	/* Each due stack once: one whose timer leaves a deadline still due
 	 * (now has passed it again) waits for the next pass. */
 	for (uint32_t polled = 0; polled < t->len && t->heap[0].deadline <= now; polled++) {
-		struct usiw_qp *qp = t->heap[0].qp;
+		struct usiw_qp *qp = t->qp[t->heap[0].slot];
 		qp_stack_poll(qp->stack);
 		uint64_t next = qp_stack_next_deadline(qp->stack);
 		t->heap[0].deadline = next > now ? next : now + 1;
@@ -129,10 +152,17 @@ uint64_t usiw_qp_timers_run(struct usiw_qp_timers *t, uint64_t now)
 	return t->len ? t->heap[0].deadline : UINT64_MAX;
 }
 
+struct usiw_qp *usiw_qp_timers_slot_qp(const struct usiw_qp_timers *t, uint32_t slot)
+{
+	return slot < t->slots ? t->qp[slot] : NULL;
+}
+
 void usiw_qp_timers_fini(struct usiw_qp_timers *t)
 {
 	if (t->len)
 		return;
 	free(t->heap);
+	free(t->qp);
+	free(t->index);
 	*t = (struct usiw_qp_timers){ 0 };
 }

@@ -2,7 +2,8 @@
  * force over the same QPs: every pass polls exactly the stacks that are due,
  * each once, and returns the earliest deadline left, through random
  * deadlines, changes, removals and re-additions of 1000 QPs, with stacks
- * whose poll leaves them idle, due later or still due.  The stacks are
+ * whose poll leaves them idle, due later or still due; and a slot names its
+ * running QP, and never a QP that stopped.  The stacks are
  * stand-ins that record polls (this file defines the two qp_stack functions
  * the heap calls). */
 #include <stdarg.h>
@@ -43,6 +44,7 @@ uint64_t qp_stack_next_deadline(const struct qp_stack *qs)
 static struct qp_stack stacks[NQP];
 static struct usiw_qp qps[NQP];
 static bool running[NQP];
+static uint32_t slot_left[NQP];        /* the slot a QP had when it stopped */
 
 static uint64_t rand_deadline(void)
 {
@@ -70,6 +72,7 @@ static void test_heap_matches_brute_force(void **state)
 				assert_int_equal(usiw_qp_timers_add(&t, &qps[i]), 0);
 				running[i] = true;
 			} else if (rand() % 4 == 0) {
+				slot_left[i] = qps[i].timer.slot;
 				usiw_qp_timers_remove(&t, &qps[i]);
 				running[i] = false;
 			} else {
@@ -80,6 +83,10 @@ static void test_heap_matches_brute_force(void **state)
 		bool due[NQP];
 		uint64_t expect_next = UINT64_MAX;
 		for (int i = 0; i < NQP; i++) {
+			if (running[i])
+				assert_ptr_equal(usiw_qp_timers_slot_qp(&t, qps[i].timer.slot), &qps[i]);
+			else
+				assert_ptr_not_equal(usiw_qp_timers_slot_qp(&t, slot_left[i]), &qps[i]);
 			due[i] = running[i] && stacks[i].deadline <= now;
 			stacks[i].polls = 0;
 		}
@@ -98,6 +105,8 @@ static void test_heap_matches_brute_force(void **state)
 		if (running[i])
 			usiw_qp_timers_remove(&t, &qps[i]);
 	assert_int_equal(t.len, 0);
+	for (uint32_t slot = 0; slot < t.slots; slot++)
+		assert_null(usiw_qp_timers_slot_qp(&t, slot));
 	usiw_qp_timers_fini(&t);
 	assert_null(t.heap);
 }
