@@ -1,5 +1,6 @@
-/* When a receiver acknowledges: in-order data waits for ack_delay_ns (or
- * ack_every packets) so that ACKs coalesce or ride on the answer; a gap is
+/* When a receiver acknowledges: in-order data waits for the ACK delay (or
+ * ack_every packets) so that ACKs coalesce or ride on the answer, until a
+ * step of a grid that all connections share; a gap is
  * reported at once (SACK), a duplicate is answered at once, and the packet
  * that fills a gap is acknowledged at once, since its sender is recovering
  * from a loss.  Two endpoints joined by hand: the test hands B each of A's
@@ -95,12 +96,53 @@ static void test_in_order_ack_delayed(void **state)
 	deliver(&e, 1);
 	assert_int_equal(e.b.delivered, 2);
 	assert_int_equal(e.b.sent, 0);
-	assert_int_equal(trp_next_deadline(e.conn_b), cfg.ack_delay_ns);
-	e.b.now = cfg.ack_delay_ns;
+	/* Received at time 0: due at the grid's last step before the delay
+	 * ends (test_delayed_acks_on_grid). */
+	const uint64_t due = cfg.ack_delay_ns - cfg.ack_delay_ns % cfg.ack_grid_ns;
+	assert_int_equal(trp_next_deadline(e.conn_b), due);
+	e.b.now = due - 1;
+	trp_poll(e.conn_b);
+	assert_int_equal(e.b.sent, 0);
+	e.b.now = due;
 	trp_poll(e.conn_b);
 	assert_int_equal(e.b.sent, 1);
 	assert_int_equal(last_ack(&e).ack_psn, 102);
 	ends_fini(&e);
+}
+
+/* A delayed ACK is due at a multiple of ack_grid_ns, between ack_delay_ns -
+ * ack_grid_ns (excluded) and ack_delay_ns after its packet arrived, so that
+ * the connections whose delayed ACKs come due within one grid step send
+ * them together; a grid longer than the delay is refused. */
+static void test_delayed_acks_on_grid(void **state)
+{
+	struct trp_config cfg;
+	const uint64_t arrivals[] = { 0, 1, 13999, 14000, 14001, 31999, 32000, 40000, 123456 };
+	uint64_t deadline[sizeof(arrivals) / sizeof(arrivals[0])];
+
+	(void)state;
+	trp_config_default(&cfg);
+	assert_int_equal(cfg.ack_grid_ns, 32000);
+	for (size_t i = 0; i < sizeof(arrivals) / sizeof(arrivals[0]); i++) {
+		struct ends e;
+
+		ends_init(&e);
+		e.b.now = arrivals[i];
+		deliver(&e, 0);
+		deadline[i] = trp_next_deadline(e.conn_b);
+		assert_int_equal(deadline[i] % cfg.ack_grid_ns, 0);
+		assert_true(deadline[i] > arrivals[i] + cfg.ack_delay_ns - cfg.ack_grid_ns);
+		assert_true(deadline[i] <= arrivals[i] + cfg.ack_delay_ns);
+		ends_fini(&e);
+	}
+	/* Arrivals at 14.001 and 40 us are due together, at 64 us; those at
+	 * 13.999 and 14.001 us a step apart. */
+	assert_int_equal(deadline[4], 64000);
+	assert_int_equal(deadline[7], 64000);
+	assert_int_equal(deadline[2], 32000);
+
+	cfg.ack_grid_ns = cfg.ack_delay_ns + 1;
+	assert_null(trp_conn_create(&cfg, &capture_ops, NULL));
 }
 
 /* 0, then 2 (a gap: SACKed at once), then 1, which fills it: acknowledged
@@ -187,6 +229,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order_ack_delayed),
+		cmocka_unit_test(test_delayed_acks_on_grid),
 		cmocka_unit_test(test_gap_filled_acked_at_once),
 		cmocka_unit_test(test_duplicate_acked_at_once),
 		cmocka_unit_test(test_small_window_asks_for_ack),
