@@ -410,7 +410,6 @@ int usiw_progress_add_running(struct usiw_qp *qp)
 	int rc = usiw_qp_timers_add(&progress.timers, qp);
 
 	qp->next_posted_slot = USIW_QP_NO_SLOT;
-
 	if (rc == 0)
 		atomic_store_explicit(&progress.next_deadline, 0, memory_order_relaxed);
 	return rc;

@@ -92,8 +92,8 @@ void usiw_progress_remove_running(struct usiw_qp *qp);
  * deadline may have moved). */
 void usiw_progress_qp_changed(struct usiw_qp *qp);
 /* With the lock held, first thing in a post_send or a datagram in: the QP
- * is being used; if that is a while since its last use, its stack's lines
- * are prefetched (progress.c says why). */
+ * is being used; if that is a while since its last use, the lines of its
+ * state are prefetched (progress.c says why). */
 void usiw_progress_touch_qp(struct usiw_qp *qp);
 /* With the lock held, last thing in a post_send: learns the order in which
  * the application posts to its QPs, and warms the QP it will probably post
