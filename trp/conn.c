@@ -27,7 +27,7 @@ void trp_config_default(struct trp_config *cfg)
 		.max_retries = 15,
 		.ack_every = 4,
 		.ack_delay_ns = 50 * 1000,
-		.ack_grid_ns = 32 * 1000,
+		.ack_grid_ns = 1u << 15,
 		.keepalive_ns = 100 * 1000 * 1000,
 		.keepalive_interval_ns = 25 * 1000 * 1000,
 		.keepalive_probes = 36,
@@ -46,6 +46,7 @@ static bool config_valid(const struct trp_config *cfg)
 	       cfg->send_slots <= (1u << 20) && power_of_two(cfg->recv_window) &&
 	       cfg->recv_window >= 2 && cfg->recv_window <= (1u << 15) &&
 	       cfg->initial_cwnd >= 1 && cfg->rto_min_ns > 0 &&
+	       (cfg->ack_grid_ns & (cfg->ack_grid_ns - 1)) == 0 &&
 	       cfg->ack_grid_ns <= cfg->ack_delay_ns &&
 	       cfg->rto_min_ns <= cfg->rto_max_ns && cfg->ack_every >= 1 &&
 	       cfg->keepalive_ns > 0 && cfg->keepalive_interval_ns > 0;

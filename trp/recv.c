@@ -87,7 +87,10 @@ void trp_defer_ack(struct trp_conn *c)
 
 /* When a delayed ACK is due: ack_delay_ns from now, brought forward to the
  * last multiple of ack_grid_ns (so between ack_delay_ns - ack_grid_ns and
- * ack_delay_ns from now; config_valid keeps that after now).  The host's
+ * ack_delay_ns from now; config_valid keeps that after now).  A power of
+ * two, so that a mask finds it: a ping-pong schedules a delayed ACK for
+ * every message it receives, and a 64-bit division takes tens of cycles.
+ * The host's
  * clock is the same for all its connections, so the delayed ACKs that would
  * come due within one grid step come due together and leave in one timer
  * pass, one burst of frames that the peer receives in one burst.  A ping-pong
@@ -100,7 +103,7 @@ static uint64_t delayed_ack_deadline(const struct trp_conn *c)
 {
 	const uint64_t t = conn_now(c) + c->cfg.ack_delay_ns;
 
-	return c->cfg.ack_grid_ns ? t - t % c->cfg.ack_grid_ns : t;
+	return c->cfg.ack_grid_ns ? t & ~(c->cfg.ack_grid_ns - 1) : t;
 }
 
 /* Schedule the ACK for new in-order data: every ack_every packets at once

@@ -99,7 +99,8 @@ struct trp_config {
 	uint32_t ack_every;         /* ACK after this many new in-order packets; 4 */
 	bool checksum;              /* compute CRC32C on send and require it on receive; true */
 	uint64_t ack_delay_ns;      /* ... or after this long; 50 us */
-	uint64_t ack_grid_ns;       /* ... brought forward to a multiple of this (0: not); 32 us */
+	uint64_t ack_grid_ns;       /* ... brought forward to a multiple of this: 0 (not) or a
+				     * power of 2 up to ack_delay_ns; 2^15 (32.8 us) */
 	uint64_t keepalive_ns;      /* idle time before the first probe; 100 ms */
 	uint32_t initial_cwnd;      /* congestion window at start, packets; 16 */
 	uint32_t max_retries;       /* consecutive timeouts before TRP_ERR_TIMEOUT; 15 */

@@ -113,16 +113,17 @@ static void test_in_order_ack_delayed(void **state)
 /* A delayed ACK is due at a multiple of ack_grid_ns, between ack_delay_ns -
  * ack_grid_ns (excluded) and ack_delay_ns after its packet arrived, so that
  * the connections whose delayed ACKs come due within one grid step send
- * them together; a grid longer than the delay is refused. */
+ * them together; with no grid (0) the delay is exact; a grid that is not a
+ * power of two, or is longer than the delay, is refused. */
 static void test_delayed_acks_on_grid(void **state)
 {
 	struct trp_config cfg;
-	const uint64_t arrivals[] = { 0, 1, 13999, 14000, 14001, 31999, 32000, 40000, 123456 };
+	const uint64_t arrivals[] = { 0, 1, 15535, 15536, 15537, 32767, 32768, 40000, 123456 };
 	uint64_t deadline[sizeof(arrivals) / sizeof(arrivals[0])];
 
 	(void)state;
 	trp_config_default(&cfg);
-	assert_int_equal(cfg.ack_grid_ns, 32000);
+	assert_int_equal(cfg.ack_grid_ns, 32768);
 	for (size_t i = 0; i < sizeof(arrivals) / sizeof(arrivals[0]); i++) {
 		struct ends e;
 
@@ -135,18 +136,28 @@ static void test_delayed_acks_on_grid(void **state)
 		assert_true(deadline[i] <= arrivals[i] + cfg.ack_delay_ns);
 		ends_fini(&e);
 	}
-	/* Arrivals at 14.001 and 40 us are due together, at 64 us; those at
-	 * 13.999 and 14.001 us a step apart. */
-	assert_int_equal(deadline[4], 64000);
-	assert_int_equal(deadline[7], 64000);
-	assert_int_equal(deadline[2], 32000);
+	/* Arrivals at 15.537 and 40 us are due together, at 65.536 us; those
+	 * at 15.535 and 15.537 us a step apart. */
+	assert_int_equal(deadline[4], 65536);
+	assert_int_equal(deadline[7], 65536);
+	assert_int_equal(deadline[2], 32768);
 
-	cfg.ack_grid_ns = cfg.ack_delay_ns + 1;
+	/* Without a grid, the delay is exact. */
+	struct ends e;
+	cfg.ack_grid_ns = 0;
+	ends_open(&e, &cfg);
+	assert_true(send_data(&e, 0) >= 0);
+	e.b.now = 12345;
+	deliver(&e, 0);
+	assert_int_equal(trp_next_deadline(e.conn_b), 12345 + cfg.ack_delay_ns);
+	ends_fini(&e);
+
+	cfg.ack_grid_ns = 30000;
+	assert_null(trp_conn_create(&cfg, &capture_ops, NULL));
+	cfg.ack_grid_ns = 65536;
 	assert_null(trp_conn_create(&cfg, &capture_ops, NULL));
 }
 
-/* 0, then 2 (a gap: SACKed at once), then 1, which fills it: acknowledged
- * at once too, not after the ACK delay. */
 static void test_gap_filled_acked_at_once(void **state)
 {
 	struct ends e;
