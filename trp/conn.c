@@ -35,7 +35,7 @@ void trp_config_default(struct trp_config *cfg)
 	};
 }
 
-static bool power_of_two(uint32_t v)
+static bool power_of_two(uint64_t v)
 {
 	return v && !(v & (v - 1));
 }
@@ -46,7 +46,7 @@ static bool config_valid(const struct trp_config *cfg)
 	       cfg->send_slots <= (1u << 20) && power_of_two(cfg->recv_window) &&
 	       cfg->recv_window >= 2 && cfg->recv_window <= (1u << 15) &&
 	       cfg->initial_cwnd >= 1 && cfg->rto_min_ns > 0 &&
-	       (cfg->ack_grid_ns & (cfg->ack_grid_ns - 1)) == 0 &&
+	       (cfg->ack_grid_ns == 0 || power_of_two(cfg->ack_grid_ns)) &&
 	       cfg->ack_grid_ns <= cfg->ack_delay_ns &&
 	       cfg->rto_min_ns <= cfg->rto_max_ns && cfg->ack_every >= 1 &&
 	       cfg->keepalive_ns > 0 && cfg->keepalive_interval_ns > 0;

@@ -90,15 +90,14 @@ void trp_defer_ack(struct trp_conn *c)
  * ack_delay_ns from now; config_valid keeps that after now).  A power of
  * two, so that a mask finds it: a ping-pong schedules a delayed ACK for
  * every message it receives, and a 64-bit division takes tens of cycles.
- * The host's
- * clock is the same for all its connections, so the delayed ACKs that would
- * come due within one grid step come due together and leave in one timer
- * pass, one burst of frames that the peer receives in one burst.  A ping-pong
- * that goes round many QPs in turn sends one lone ACK per message (its
- * answer goes on another QP): over 1024 QPs, qp-lat's same-run ratio to one
- * QP was 1.14-1.16x with ACKs due at their own times and 1.02-1.04x with a
- * 32 us grid, where no lone ACKs at all gave 1.05-1.06x (docs/bench.md,
- * Many QPs). */
+ * The host's clock is the same for all its connections, so the delayed ACKs
+ * that would come due within one grid step come due together and leave in
+ * one timer pass, one burst of frames that the peer receives in one burst.
+ * A ping-pong that goes round many QPs in turn sends one lone ACK per
+ * message (its answer goes on another QP): over 1024 QPs, qp-lat's same-run
+ * ratio to one QP was 1.14-1.16x with ACKs due at their own times and
+ * 1.02-1.04x with a 32 us grid, where no lone ACKs at all gave 1.05-1.06x
+ * (docs/bench.md, Many QPs). */
 static uint64_t delayed_ack_deadline(const struct trp_conn *c)
 {
 	const uint64_t t = conn_now(c) + c->cfg.ack_delay_ns;
