@@ -193,7 +193,7 @@ static void *helper_main(void *arg)
 		uint64_t next_deadline = UINT64_MAX;
 
 		/* A driving application runs the timers itself.  Its pending
-		 * ones (a delayed ACK is due 50 us after every receive of a
+		 * ones (a delayed ACK is due 17-50 us after every receive of a
 		 * ping-pong) must not wake us: each wake-up preempts a
 		 * spinning thread, which shows in its latency tail. */
 		bool worked = !app_driving && usiw_progress_pass(helper.engine, &next_deadline);
