@@ -15,7 +15,8 @@ enum emit_result {
 	EMIT_BLOCKED = 1,  /* waits for an ORD slot or a fence */
 };
 
-static int check_send_wr(const struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
+/* *len_out: the message's length, once it is known to fit. */
+static int check_send_wr(const struct rdmap_ep *ep, const struct rdmap_send_wr *wr, uint32_t *len_out)
 {
 	if ((unsigned)wr->opcode > RDMAP_WR_ATOMIC_CMP_SWP || wr->num_sge > ep->attr.max_send_sge ||
 	    (wr->num_sge && !wr->sg_list))
@@ -29,12 +30,14 @@ static int check_send_wr(const struct rdmap_ep *ep, const struct rdmap_send_wr *
 	}
 	if (wr_is_atomic(wr->opcode) && (wr->num_sge != 1 || len != ATOMIC_OPERAND_LEN))
 		return -EINVAL;
+	*len_out = (uint32_t)len;
 	return 0;
 }
 
 int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 {
-	int err = check_send_wr(ep, wr);
+	uint32_t len;
+	int err = check_send_wr(ep, wr, &len);
 	if (err)
 		return err;
 	if (ep->state == RDMAP_EP_ERROR) {
@@ -62,7 +65,7 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 		.inv_stag = wr->invalidate_stag,
 		.rkey = wr->rkey,
 		.remote_addr = wr->remote_addr,
-		.length = (uint32_t)ddp_sgl_length(wr->sg_list, wr->num_sge),
+		.length = len,
 	};
 	if (wr_is_atomic(wr->opcode)) {
 		struct send_atomic *a = &ep->sq_atomic[slot];
@@ -285,7 +288,7 @@ static int emit_wqe(struct rdmap_ep *ep, struct send_wqe *w, uint32_t index, int
 			return EMIT_BLOCKED;
 		if (wr_needs_response(w->opcode) && !local_sinks_valid(ep, w))
 			return local_protection_error(ep, w);
-		ddp_seg_cursor_init(&w->cursor, w->sges, w->num_sge);
+		ddp_seg_cursor_init(&w->cursor, w->sges, w->num_sge, w->length);
 		w->imm_pending = w->opcode == RDMAP_WR_SEND_WITH_IMM;
 	}
 	int r;

@@ -9,12 +9,13 @@ uint64_t ddp_sgl_length(const struct rdmap_sge *sges, uint32_t num_sge)
 	return len;
 }
 
-void ddp_seg_cursor_init(struct ddp_seg_cursor *c, const struct rdmap_sge *sges, uint32_t num_sge)
+void ddp_seg_cursor_init(struct ddp_seg_cursor *c, const struct rdmap_sge *sges, uint32_t num_sge,
+			 uint64_t msg_len)
 {
 	*c = (struct ddp_seg_cursor){
 		.sges = sges,
 		.num_sge = num_sge,
-		.msg_len = ddp_sgl_length(sges, num_sge),
+		.msg_len = msg_len,
 	};
 }
 

@@ -33,7 +33,10 @@ struct ddp_seg_piece {
 };
 
 uint64_t ddp_sgl_length(const struct rdmap_sge *sges, uint32_t num_sge);
-void ddp_seg_cursor_init(struct ddp_seg_cursor *c, const struct rdmap_sge *sges, uint32_t num_sge);
+/* msg_len: the SGEs' total (ddp_sgl_length), which the caller has already
+ * summed to check the message. */
+void ddp_seg_cursor_init(struct ddp_seg_cursor *c, const struct rdmap_sge *sges, uint32_t num_sge,
+			 uint64_t msg_len);
 /* The next segment of at most max_len bytes, without consuming it (the
  * transport may refuse it).  Must not be called once c->done. */
 void ddp_seg_cursor_peek(const struct ddp_seg_cursor *c, uint32_t max_len, struct ddp_seg_piece *p);

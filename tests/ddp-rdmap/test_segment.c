@@ -22,7 +22,7 @@ struct seg_result {
 static struct seg_result segment_all(const struct rdmap_sge *sges, uint32_t n, uint32_t max)
 {
 	struct ddp_seg_cursor c;
-	ddp_seg_cursor_init(&c, sges, n);
+	ddp_seg_cursor_init(&c, sges, n, ddp_sgl_length(sges, n));
 	struct seg_result r = { 0 };
 	size_t cap = 16;
 	r.pieces = malloc(cap * sizeof(*r.pieces));
