@@ -9,11 +9,20 @@
 
 /* The smallest segment payload that still holds every control message. */
 #define MIN_SEG_PAYLOAD 128u
+/* The deepest queue or table: its ring (a power of two) still fits 32 bits. */
+#define MAX_DEPTH (1u << 31)
+
+/* A ring's mask: its size, the smallest power of two >= depth, less one. */
+static uint32_t ring_mask(uint32_t depth)
+{
+	return depth <= 1 ? 0 : UINT32_MAX >> __builtin_clz(depth - 1);
+}
 
 static bool attr_valid(const struct rdmap_ep_attr *a)
 {
-	return a->sq_depth && a->max_send_sge && a->max_recv_sge && a->ord && a->ird &&
-	       (a->srq || a->rq_depth) && a->max_seg_payload >= MIN_SEG_PAYLOAD &&
+	return a->sq_depth && a->sq_depth <= MAX_DEPTH && a->rq_depth <= MAX_DEPTH &&
+	       a->max_send_sge && a->max_recv_sge && a->ord && a->ord <= MAX_DEPTH && a->ird &&
+	       a->ird <= MAX_DEPTH && (a->srq || a->rq_depth) && a->max_seg_payload >= MIN_SEG_PAYLOAD &&
 	       a->transport && a->transport->xmit && a->mr && a->mr->lookup &&
 	       a->mr->invalidate && a->complete &&
 	       (!a->srq || rdmap_srq_max_sge(a->srq) <= a->max_recv_sge);
@@ -36,28 +45,33 @@ struct rdmap_ep *rdmap_ep_create(const struct rdmap_ep_attr *attr)
 	if (!ep->attr.rq_depth)
 		ep->attr.rq_depth = attr->sq_depth;
 	const struct rdmap_ep_attr *a = &ep->attr;
+	ep->sq_mask = ring_mask(a->sq_depth);
+	ep->rq_mask = ring_mask(a->rq_depth);
+	ep->ord_mask = ring_mask(a->ord);
+	ep->ird_mask = ring_mask(a->ird);
+	const size_t sq_size = (size_t)ep->sq_mask + 1, rq_size = (size_t)ep->rq_mask + 1;
 
 	/* Line-aligned: each send_wqe is two whole lines. */
-	ep->sq = aligned_alloc(64, a->sq_depth * sizeof(*ep->sq));
-	ep->sq_sges = calloc((size_t)a->sq_depth * a->max_send_sge, sizeof(*ep->sq_sges));
-	ep->sq_inline = a->max_inline ? calloc(a->sq_depth, a->max_inline) : NULL;
-	ep->sq_atomic = calloc(a->sq_depth, sizeof(*ep->sq_atomic));
-	ep->ord = calloc(a->ord, sizeof(*ep->ord));
-	ep->rq = aligned_alloc(64, a->rq_depth * sizeof(*ep->rq));
-	ep->rq_sges = calloc((size_t)a->rq_depth * a->max_recv_sge, sizeof(*ep->rq_sges));
-	ep->ird = calloc(a->ird, sizeof(*ep->ird));
+	ep->sq = aligned_alloc(64, sq_size * sizeof(*ep->sq));
+	ep->sq_sges = calloc(sq_size * a->max_send_sge, sizeof(*ep->sq_sges));
+	ep->sq_inline = a->max_inline ? calloc(sq_size, a->max_inline) : NULL;
+	ep->sq_atomic = calloc(sq_size, sizeof(*ep->sq_atomic));
+	ep->ord = calloc((size_t)ep->ord_mask + 1, sizeof(*ep->ord));
+	ep->rq = aligned_alloc(64, rq_size * sizeof(*ep->rq));
+	ep->rq_sges = calloc(rq_size * a->max_recv_sge, sizeof(*ep->rq_sges));
+	ep->ird = calloc((size_t)ep->ird_mask + 1, sizeof(*ep->ird));
 	if (!ep->sq || !ep->sq_sges || (a->max_inline && !ep->sq_inline) || !ep->sq_atomic ||
 	    !ep->ord || !ep->rq || !ep->rq_sges || !ep->ird) {
 		rdmap_ep_destroy(ep);
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < a->sq_depth; i++)
+	for (size_t i = 0; i < sq_size; i++)
 		ep->sq[i] = (struct send_wqe){ .tx.kind = TX_OWNER_SEND_WQE,
-					       .sges = &ep->sq_sges[(size_t)i * a->max_send_sge] };
-	for (uint32_t i = 0; i < a->rq_depth; i++)
-		ep->rq[i] = (struct recv_wqe){ .sges = &ep->rq_sges[(size_t)i * a->max_recv_sge] };
-	for (uint32_t i = 0; i < a->ird; i++)
+					       .sges = &ep->sq_sges[i * a->max_send_sge] };
+	for (size_t i = 0; i < rq_size; i++)
+		ep->rq[i] = (struct recv_wqe){ .sges = &ep->rq_sges[i * a->max_recv_sge] };
+	for (uint32_t i = 0; i <= ep->ird_mask; i++)
 		ep->ird[i].tx.kind = TX_OWNER_INBOUND_REQ;
 	ep->term_tx.kind = TX_OWNER_TERMINATE;
 	ep->next_send_msn = DDP_FIRST_MSN;
@@ -128,7 +142,7 @@ static void flush_send_queue(struct rdmap_ep *ep)
 	}
 	ep->sq_tx = ep->sq_tail;
 	ep->ord_used = 0;
-	memset(ep->ord, 0, ep->attr.ord * sizeof(*ep->ord));
+	memset(ep->ord, 0, ((size_t)ep->ord_mask + 1) * sizeof(*ep->ord));
 }
 
 static void flush_recv_queue(struct rdmap_ep *ep)
@@ -140,7 +154,7 @@ static void flush_recv_queue(struct rdmap_ep *ep)
 			.opcode = RDMAP_WC_RECV,
 			.status = w->status != RDMAP_WC_SUCCESS ? w->status : RDMAP_WC_WR_FLUSH_ERR,
 		};
-		ep->rq_head = (ep->rq_head + 1) % ep->attr.rq_depth;
+		ep->rq_head = (ep->rq_head + 1) & ep->rq_mask;
 		ep_deliver(ep, &wc);
 	}
 }
@@ -152,7 +166,7 @@ void ep_enter_error(struct rdmap_ep *ep)
 	ep->state = RDMAP_EP_ERROR;
 	flush_send_queue(ep);
 	flush_recv_queue(ep);
-	for (uint32_t i = 0; i < ep->attr.ird; i++)
+	for (uint32_t i = 0; i <= ep->ird_mask; i++)
 		ep->ird[i].state = INBOUND_FREE;
 	ep->ird_arrived = 0;
 }
@@ -241,7 +255,7 @@ void rdmap_ep_prefetch(const struct rdmap_ep *ep)
 	const char *fields = (const char *)ep;
 	for (size_t off = 0; off < sizeof(*ep); off += 64)
 		__builtin_prefetch(fields + off, 1);
-	const uint32_t sq_index = ep->sq_tail % ep->attr.sq_depth;
+	const uint32_t sq_index = ep->sq_tail & ep->sq_mask;
 	__builtin_prefetch(&ep->sq[sq_index], 1);
 	__builtin_prefetch((const char *)&ep->sq[sq_index] + 64, 1);
 	__builtin_prefetch(&ep->sq_sges[(size_t)sq_index * ep->attr.max_send_sge], 1);

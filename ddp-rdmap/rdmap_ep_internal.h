@@ -120,7 +120,13 @@ struct ord_slot {
  * the Terminate's buffers last.  With a thousand QPs an endpoint has left
  * the cache by its next message, and every line a message touches is a miss
  * (docs/bench.md, "Many QPs").  rdmap_ep_create aligns the struct to a cache
- * line. */
+ * line.
+ *
+ * The queues and the ORD and IRD tables are rings of a power of two entries
+ * (at least the depth the attributes allow), indexed by a mask: a
+ * free-running 32-bit index (or MSN) then finds its entry without a
+ * division, and stays in step where it wraps.  In a ring of any other size,
+ * value % size jumps there, and two live values can share one entry. */
 struct rdmap_ep {
 	enum rdmap_ep_state state;
 	bool term_pending;         /* a Terminate waits for the transport */
@@ -130,16 +136,19 @@ struct rdmap_ep {
 	struct rdmap_sge *sq_sges;
 	uint8_t *sq_inline;
 	struct send_atomic *sq_atomic;
-	uint32_t sq_head, sq_tx, sq_tail;  /* free-running, index = value % sq_depth */
+	uint32_t sq_head, sq_tx, sq_tail;  /* free-running, index = value & sq_mask */
+	uint32_t sq_mask;
 	uint32_t next_send_msn;    /* QN 0 */
 	uint32_t next_rreq_msn;    /* QN 1 */
 	uint32_t ord_used;
+	uint32_t ord_mask;
 	struct ord_slot *ord;
 
 	/* receive queue: [rq_head, rq_head + rq_count) bound to MSNs rq_head_msn... */
 	struct recv_wqe *rq;
 	struct rdmap_sge *rq_sges;
 	uint32_t rq_head, rq_count;
+	uint32_t rq_mask;
 	uint32_t rq_head_msn;
 
 	/* responder: inbound requests by QN 1 MSN in [ird_free_msn, ird_free_msn + ird) */
@@ -147,6 +156,7 @@ struct rdmap_ep {
 	uint32_t ird_exec_msn;   /* next to execute */
 	uint32_t ird_arrived;    /* arrived, not yet executed */
 	uint32_t next_atomic_resp_msn;  /* QN 3 */
+	uint32_t ird_mask;
 	struct inbound_req *ird;
 
 	bool in_order_valid;
@@ -195,22 +205,22 @@ static inline bool wr_needs_response(enum rdmap_wr_opcode op)
 
 static inline struct send_wqe *sq_at(struct rdmap_ep *ep, uint32_t index)
 {
-	return &ep->sq[index % ep->attr.sq_depth];
+	return &ep->sq[index & ep->sq_mask];
 }
 
 static inline struct send_atomic *sq_atomic_at(struct rdmap_ep *ep, uint32_t index)
 {
-	return &ep->sq_atomic[index % ep->attr.sq_depth];
+	return &ep->sq_atomic[index & ep->sq_mask];
 }
 
 static inline struct inbound_req *ird_at(struct rdmap_ep *ep, uint32_t msn)
 {
-	return &ep->ird[msn % ep->attr.ird];
+	return &ep->ird[msn & ep->ird_mask];
 }
 
 static inline struct ord_slot *ord_at(struct rdmap_ep *ep, uint32_t msn)
 {
-	return &ep->ord[msn % ep->attr.ord];
+	return &ep->ord[msn & ep->ord_mask];
 }
 
 /* rdmap_ep.c */

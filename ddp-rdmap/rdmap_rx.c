@@ -19,7 +19,7 @@ int rdmap_ep_post_recv(struct rdmap_ep *ep, const struct rdmap_recv_wr *wr)
 	}
 	if (ep->rq_count == ep->attr.rq_depth)
 		return -ENOMEM;
-	struct recv_wqe *w = &ep->rq[(ep->rq_head + ep->rq_count) % ep->attr.rq_depth];
+	struct recv_wqe *w = &ep->rq[(ep->rq_head + ep->rq_count) & ep->rq_mask];
 	struct rdmap_sge *sges = w->sges;
 	*w = (struct recv_wqe){
 		.wr_id = wr->wr_id,
@@ -37,7 +37,7 @@ int rdmap_ep_post_recv(struct rdmap_ep *ep, const struct rdmap_recv_wr *wr)
 static bool bind_srq_receives(struct rdmap_ep *ep, uint32_t pos)
 {
 	while (ep->rq_count <= pos) {
-		struct recv_wqe *w = &ep->rq[(ep->rq_head + ep->rq_count) % ep->attr.rq_depth];
+		struct recv_wqe *w = &ep->rq[(ep->rq_head + ep->rq_count) & ep->rq_mask];
 		struct rdmap_sge *sges = w->sges;
 		*w = (struct recv_wqe){ .sges = sges };
 		if (!rdmap_srq_take(ep->attr.srq, &w->wr_id, sges, &w->num_sge))
@@ -63,7 +63,7 @@ static struct recv_wqe *receive_for_msn(struct rdmap_ep *ep, uint32_t msn, const
 		ep_terminate(ep, term_code_untagged(TERM_DDP_U_NO_BUFFER), seg, len);
 		return NULL;
 	}
-	return &ep->rq[(ep->rq_head + pos) % ep->attr.rq_depth];
+	return &ep->rq[(ep->rq_head + pos) & ep->rq_mask];
 }
 
 static bool has_immediate(enum rdmap_opcode op)
@@ -355,7 +355,7 @@ static bool complete_receive(struct rdmap_ep *ep, struct recv_wqe *w)
 	if (w->opcode == RDMAP_OP_SEND_SE || w->opcode == RDMAP_OP_SEND_SE_INV ||
 	    w->opcode == RDMAP_OP_IMM_DATA_SE)
 		wc.flags |= RDMAP_WC_SOLICITED;
-	ep->rq_head = (ep->rq_head + 1) % ep->attr.rq_depth;
+	ep->rq_head = (ep->rq_head + 1) & ep->rq_mask;
 	ep->rq_count--;
 	ep->rq_head_msn++;
 	ep_deliver(ep, &wc);

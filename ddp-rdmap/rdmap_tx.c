@@ -52,7 +52,7 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 	if (ep->sq_tail - ep->sq_head == ep->attr.sq_depth)
 		return -ENOMEM;
 
-	uint32_t slot = ep->sq_tail % ep->attr.sq_depth;
+	uint32_t slot = ep->sq_tail & ep->sq_mask;
 	struct send_wqe *w = &ep->sq[slot];
 	struct rdmap_sge *sges = w->sges;
 	*w = (struct send_wqe){

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "ddp-rdmap/rdmap_ep_internal.h"
 #include "ddp-rdmap/terminate.h"
 #include "harness.h"
 
@@ -309,19 +310,38 @@ static void test_misaligned_atomic_is_invalid_request(void **state)
 	fixture_fini(&f);
 }
 
-/* Many Writes, Reads and Sends outstanding at once through a small transport
- * window and a small ORD: every byte lands, completions come in post order. */
-static void test_many_outstanding_complete_in_order(void **state)
+/* Starts both endpoints' free-running counters (SQ indices, and the MSNs
+ * of each queue on both ends) at start, as after that many messages of
+ * each kind: a white-box step, since reaching the wrap by posting would
+ * take 2^32 messages. */
+static void start_counters_at(struct fixture *f, uint32_t start)
 {
-	(void)state;
+	struct rdmap_ep *eps[2] = { f->a, f->b };
+
+	for (int i = 0; i < 2; i++) {
+		struct rdmap_ep *ep = eps[i];
+		ep->sq_head = ep->sq_tx = ep->sq_tail = start;
+		ep->next_send_msn = ep->next_rreq_msn = start;
+		ep->rq_head_msn = start;
+		ep->ird_free_msn = ep->ird_exec_msn = ep->next_atomic_resp_msn = start;
+	}
+}
+
+/* Many Writes, Reads and Sends outstanding at once through a small transport
+ * window and a small ORD: every byte lands, completions come in post order.
+ * The SQ holds sq_depth WRs, and the counters start at `start`. */
+static void many_outstanding_complete_in_order(uint32_t sq_depth, uint32_t start)
+{
 	struct test_link_config cfg;
 	test_link_config_default(&cfg);
+	cfg.sq_depth = sq_depth;
 	cfg.ord = cfg.ird = 3;
 	cfg.window = 7;
 	cfg.max_seg_payload = 256;
 	cfg.seed = 42;
 	struct fixture f;
 	fixture_init(&f, &cfg);
+	start_counters_at(&f, start);
 	enum { N = 48, LEN = 3000 };
 	struct test_mr *local = random_mr(&f, N * LEN, RDMAP_ACCESS_LOCAL_WRITE);
 	struct test_mr *remote = random_mr(&f, N * LEN, ALL_REMOTE);
@@ -371,6 +391,22 @@ static void test_many_outstanding_complete_in_order(void **state)
 	free(expect_remote);
 	free(expect_local);
 	fixture_fini(&f);
+}
+
+static void test_many_outstanding_complete_in_order(void **state)
+{
+	(void)state;
+	many_outstanding_complete_in_order(64, DDP_FIRST_MSN);
+}
+
+/* The same across the wrap of every free-running counter, with an SQ, ORD
+ * and IRD whose depths (50, 3) do not divide 2^32: the SQ's 48 WRs, 16 of
+ * them Reads within an ORD of 3, and 16 Sends all cross it.  With entries
+ * found by counter % depth, WRs on each side of the wrap shared entries. */
+static void test_counters_wrap_with_odd_depths(void **state)
+{
+	(void)state;
+	many_outstanding_complete_in_order(50, UINT32_MAX - 4);
 }
 
 /* RFC 5040 ordering: when the Send after a Write completes, the Write's data
@@ -734,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_misaligned_atomic_is_invalid_request),
 		cmocka_unit_test(test_many_outstanding_complete_in_order),
+		cmocka_unit_test(test_counters_wrap_with_odd_depths),
 		cmocka_unit_test(test_send_after_write_sees_write),
 		cmocka_unit_test(test_access_violations_terminate),
 		cmocka_unit_test(test_send_without_receive_terminates),
