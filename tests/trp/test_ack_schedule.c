@@ -158,6 +158,8 @@ static void test_delayed_acks_on_grid(void **state)
 	assert_null(trp_conn_create(&cfg, &capture_ops, NULL));
 }
 
+/* 0, then 2 (a gap: SACKed at once), then 1, which fills it: acknowledged
+ * at once too, not after the ACK delay. */
 static void test_gap_filled_acked_at_once(void **state)
 {
 	struct ends e;
