@@ -9,7 +9,8 @@
 
 /* The smallest segment payload that still holds every control message. */
 #define MIN_SEG_PAYLOAD 128u
-/* The deepest queue or table: its ring (a power of two) still fits 32 bits. */
+/* The deepest queue or table: an ORD/IRD ring (a power of two) and an SQ
+ * ring (one more entry) still count their entries in 32 bits. */
 #define MAX_DEPTH (1u << 31)
 
 /* A ring's mask: its size, the smallest power of two >= depth, less one. */
@@ -45,11 +46,10 @@ struct rdmap_ep *rdmap_ep_create(const struct rdmap_ep_attr *attr)
 	if (!ep->attr.rq_depth)
 		ep->attr.rq_depth = attr->sq_depth;
 	const struct rdmap_ep_attr *a = &ep->attr;
-	ep->sq_mask = ring_mask(a->sq_depth);
-	ep->rq_mask = ring_mask(a->rq_depth);
+	ep->sq_size = a->sq_depth + 1;
 	ep->ord_mask = ring_mask(a->ord);
 	ep->ird_mask = ring_mask(a->ird);
-	const size_t sq_size = (size_t)ep->sq_mask + 1, rq_size = (size_t)ep->rq_mask + 1;
+	const size_t sq_size = ep->sq_size, rq_size = a->rq_depth;
 
 	/* Line-aligned: each send_wqe is two whole lines. */
 	ep->sq = aligned_alloc(64, sq_size * sizeof(*ep->sq));
@@ -131,7 +131,7 @@ enum rdmap_wc_opcode send_wc_opcode(enum rdmap_wr_opcode op)
 
 static void flush_send_queue(struct rdmap_ep *ep)
 {
-	for (; ep->sq_head != ep->sq_tail; ep->sq_head++) {
+	for (; ep->sq_head != ep->sq_tail; ep->sq_head = sq_next(ep, ep->sq_head)) {
 		struct send_wqe *w = sq_at(ep, ep->sq_head);
 		struct rdmap_wc wc = {
 			.wr_id = w->wr_id,
@@ -147,14 +147,14 @@ static void flush_send_queue(struct rdmap_ep *ep)
 
 static void flush_recv_queue(struct rdmap_ep *ep)
 {
-	for (; ep->rq_count; ep->rq_count--) {
-		struct recv_wqe *w = &ep->rq[ep->rq_head];
+	while (ep->rq_count) {
+		struct recv_wqe *w = rq_at(ep, 0);
 		struct rdmap_wc wc = {
 			.wr_id = w->wr_id,
 			.opcode = RDMAP_WC_RECV,
 			.status = w->status != RDMAP_WC_SUCCESS ? w->status : RDMAP_WC_WR_FLUSH_ERR,
 		};
-		ep->rq_head = (ep->rq_head + 1) & ep->rq_mask;
+		rq_pop(ep);
 		ep_deliver(ep, &wc);
 	}
 }
@@ -255,10 +255,9 @@ void rdmap_ep_prefetch(const struct rdmap_ep *ep)
 	const char *fields = (const char *)ep;
 	for (size_t off = 0; off < sizeof(*ep); off += 64)
 		__builtin_prefetch(fields + off, 1);
-	const uint32_t sq_index = ep->sq_tail & ep->sq_mask;
-	__builtin_prefetch(&ep->sq[sq_index], 1);
-	__builtin_prefetch((const char *)&ep->sq[sq_index] + 64, 1);
-	__builtin_prefetch(&ep->sq_sges[(size_t)sq_index * ep->attr.max_send_sge], 1);
+	__builtin_prefetch(&ep->sq[ep->sq_tail], 1);
+	__builtin_prefetch((const char *)&ep->sq[ep->sq_tail] + 64, 1);
+	__builtin_prefetch(&ep->sq_sges[(size_t)ep->sq_tail * ep->attr.max_send_sge], 1);
 	__builtin_prefetch(&ep->rq[ep->rq_head], 1);
 	__builtin_prefetch(&ep->rq_sges[(size_t)ep->rq_head * ep->attr.max_recv_sge], 1);
 }

@@ -122,15 +122,17 @@ struct ord_slot {
  * (docs/bench.md, "Many QPs").  rdmap_ep_create aligns the struct to a cache
  * line.
  *
- * The queues and the ORD and IRD tables are rings of a power of two entries
- * (at least the depth the attributes allow), indexed by a mask: a
- * free-running 32-bit index (or MSN) then finds its entry without a
- * division, and stays in step where it wraps.  In a ring of any other size,
- * value % size jumps there, and two live values can share one entry.  The
- * price is memory for a depth just above a power of two: perftest's
- * ib_write_bw -n 100 asks for an SQ of 100, whose ring of 128 made bench/run's
- * memory per QP ~5 KiB larger (28 send WQEs and their SGEs and atomic
- * slots), against 4.46 -> 4.76 M msg/s for ib_send_bw 64 B (docs/bench.md). */
+ * The SQ and RQ are rings of their depth (the SQ one entry more, so that a
+ * full ring differs from an empty one), their positions kept below the
+ * ring's size: an entry is found with no division (4.46 -> 4.76 M msg/s for
+ * ib_send_bw 64 B against index % depth, docs/bench.md), and no memory goes
+ * to rounding (an SQ of 100, perftest's ib_write_bw -n 100, would have a
+ * ring of 128 rounded up to a power of two: ~5 KiB more per QP).  The ORD
+ * and IRD tables are found by MSN, a free-running 32-bit counter the
+ * protocol carries: they have a power of two entries (at least the depth),
+ * indexed by a mask, so that an MSN stays in step with its entry where it
+ * wraps (MSN % depth would jump there, and two live MSNs share an entry).
+ * They hold a few entries each. */
 struct rdmap_ep {
 	enum rdmap_ep_state state;
 	bool term_pending;         /* a Terminate waits for the transport */
@@ -140,19 +142,19 @@ struct rdmap_ep {
 	struct rdmap_sge *sq_sges;
 	uint8_t *sq_inline;
 	struct send_atomic *sq_atomic;
-	uint32_t sq_head, sq_tx, sq_tail;  /* free-running, index = value & sq_mask */
-	uint32_t sq_mask;
+	uint32_t sq_head, sq_tx, sq_tail;  /* positions in the ring, below sq_size */
+	uint32_t sq_size;                  /* sq_depth + 1 */
 	uint32_t next_send_msn;    /* QN 0 */
 	uint32_t next_rreq_msn;    /* QN 1 */
 	uint32_t ord_used;
 	uint32_t ord_mask;
 	struct ord_slot *ord;
 
-	/* receive queue: [rq_head, rq_head + rq_count) bound to MSNs rq_head_msn... */
+	/* receive queue: rq_count entries from position rq_head (rq_at), bound
+	 * to MSNs rq_head_msn... */
 	struct recv_wqe *rq;
 	struct rdmap_sge *rq_sges;
 	uint32_t rq_head, rq_count;
-	uint32_t rq_mask;
 	uint32_t rq_head_msn;
 
 	/* responder: inbound requests by QN 1 MSN in [ird_free_msn, ird_free_msn + ird) */
@@ -207,14 +209,34 @@ static inline bool wr_needs_response(enum rdmap_wr_opcode op)
 	return op == RDMAP_WR_RDMA_READ || wr_is_atomic(op);
 }
 
-static inline struct send_wqe *sq_at(struct rdmap_ep *ep, uint32_t index)
+static inline struct send_wqe *sq_at(struct rdmap_ep *ep, uint32_t pos)
 {
-	return &ep->sq[index & ep->sq_mask];
+	return &ep->sq[pos];
 }
 
-static inline struct send_atomic *sq_atomic_at(struct rdmap_ep *ep, uint32_t index)
+static inline struct send_atomic *sq_atomic_at(struct rdmap_ep *ep, uint32_t pos)
 {
-	return &ep->sq_atomic[index & ep->sq_mask];
+	return &ep->sq_atomic[pos];
+}
+
+/* The SQ position after pos. */
+static inline uint32_t sq_next(const struct rdmap_ep *ep, uint32_t pos)
+{
+	return pos + 1 == ep->sq_size ? 0 : pos + 1;
+}
+
+/* The receive n places past the RQ's head (n < rq_depth). */
+static inline struct recv_wqe *rq_at(struct rdmap_ep *ep, uint32_t n)
+{
+	uint32_t pos = ep->rq_head + n;  /* both below rq_depth <= 2^31: no overflow */
+	return &ep->rq[pos >= ep->attr.rq_depth ? pos - ep->attr.rq_depth : pos];
+}
+
+/* Frees the RQ's head entry. */
+static inline void rq_pop(struct rdmap_ep *ep)
+{
+	ep->rq_head = ep->rq_head + 1 == ep->attr.rq_depth ? 0 : ep->rq_head + 1;
+	ep->rq_count--;
 }
 
 static inline struct inbound_req *ird_at(struct rdmap_ep *ep, uint32_t msn)

@@ -19,7 +19,7 @@ int rdmap_ep_post_recv(struct rdmap_ep *ep, const struct rdmap_recv_wr *wr)
 	}
 	if (ep->rq_count == ep->attr.rq_depth)
 		return -ENOMEM;
-	struct recv_wqe *w = &ep->rq[(ep->rq_head + ep->rq_count) & ep->rq_mask];
+	struct recv_wqe *w = rq_at(ep, ep->rq_count);
 	struct rdmap_sge *sges = w->sges;
 	*w = (struct recv_wqe){
 		.wr_id = wr->wr_id,
@@ -37,7 +37,7 @@ int rdmap_ep_post_recv(struct rdmap_ep *ep, const struct rdmap_recv_wr *wr)
 static bool bind_srq_receives(struct rdmap_ep *ep, uint32_t pos)
 {
 	while (ep->rq_count <= pos) {
-		struct recv_wqe *w = &ep->rq[(ep->rq_head + ep->rq_count) & ep->rq_mask];
+		struct recv_wqe *w = rq_at(ep, ep->rq_count);
 		struct rdmap_sge *sges = w->sges;
 		*w = (struct recv_wqe){ .sges = sges };
 		if (!rdmap_srq_take(ep->attr.srq, &w->wr_id, sges, &w->num_sge))
@@ -63,7 +63,7 @@ static struct recv_wqe *receive_for_msn(struct rdmap_ep *ep, uint32_t msn, const
 		ep_terminate(ep, term_code_untagged(TERM_DDP_U_NO_BUFFER), seg, len);
 		return NULL;
 	}
-	return &ep->rq[(ep->rq_head + pos) & ep->rq_mask];
+	return rq_at(ep, pos);
 }
 
 static bool has_immediate(enum rdmap_opcode op)
@@ -226,7 +226,7 @@ static struct send_wqe *terminate_culprit(struct rdmap_ep *ep, const struct rdma
 		struct send_wqe *w = outstanding_request(ep, c.msn);
 		return w ? w : ep_oldest_started(ep);
 	}
-	for (uint32_t i = ep->sq_head; i != ep->sq_tail && sq_at(ep, i)->started; i++) {
+	for (uint32_t i = ep->sq_head; i != ep->sq_tail && sq_at(ep, i)->started; i = sq_next(ep, i)) {
 		struct send_wqe *w = sq_at(ep, i);
 		bool on_qn0 = wr_is_send(w->opcode) || w->opcode == RDMAP_WR_RDMA_WRITE_WITH_IMM;
 		if (!c.tagged && c.qn == DDP_QN_SEND && on_qn0 && w->msn == c.msn)
@@ -355,8 +355,7 @@ static bool complete_receive(struct rdmap_ep *ep, struct recv_wqe *w)
 	if (w->opcode == RDMAP_OP_SEND_SE || w->opcode == RDMAP_OP_SEND_SE_INV ||
 	    w->opcode == RDMAP_OP_IMM_DATA_SE)
 		wc.flags |= RDMAP_WC_SOLICITED;
-	ep->rq_head = (ep->rq_head + 1) & ep->rq_mask;
-	ep->rq_count--;
+	rq_pop(ep);
 	ep->rq_head_msn++;
 	ep_deliver(ep, &wc);
 	return true;

@@ -49,10 +49,10 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 		ep_deliver(ep, &wc);
 		return 0;
 	}
-	if (ep->sq_tail - ep->sq_head == ep->attr.sq_depth)
+	if (sq_next(ep, ep->sq_tail) == ep->sq_head)
 		return -ENOMEM;
 
-	uint32_t slot = ep->sq_tail & ep->sq_mask;
+	uint32_t slot = ep->sq_tail;
 	struct send_wqe *w = &ep->sq[slot];
 	struct rdmap_sge *sges = w->sges;
 	*w = (struct send_wqe){
@@ -89,7 +89,7 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 		if (wr->num_sge)
 			memcpy(sges, wr->sg_list, wr->num_sge * sizeof(*sges));
 	}
-	ep->sq_tail++;
+	ep->sq_tail = sq_next(ep, ep->sq_tail);
 	return 0;
 }
 
@@ -318,7 +318,7 @@ int rdmap_ep_progress_tx(struct rdmap_ep *ep)
 			while (ep->state == RDMAP_EP_RTS && ep->sq_tx != ep->sq_tail) {
 				if (emit_wqe(ep, sq_at(ep, ep->sq_tx), ep->sq_tx, &sent) != EMIT_DONE)
 					break;
-				ep->sq_tx++;
+				ep->sq_tx = sq_next(ep, ep->sq_tx);
 			}
 		}
 	}
@@ -361,7 +361,7 @@ void sq_complete_ready(struct rdmap_ep *ep)
 			ord_at(ep, w->msn)->used = false;
 			ep->ord_used--;
 		}
-		ep->sq_head++;
+		ep->sq_head = sq_next(ep, ep->sq_head);
 		if (w->flags & RDMAP_SEND_SIGNALED) {
 			struct rdmap_wc wc = {
 				.wr_id = w->wr_id,

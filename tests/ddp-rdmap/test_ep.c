@@ -310,17 +310,19 @@ static void test_misaligned_atomic_is_invalid_request(void **state)
 	fixture_fini(&f);
 }
 
-/* Starts both endpoints' free-running counters (SQ indices, and the MSNs
- * of each queue on both ends) at start, as after that many messages of
- * each kind: a white-box step, since reaching the wrap by posting would
- * take 2^32 messages. */
+/* Starts both endpoints' free-running counters (the MSNs of each queue on
+ * both ends) at start, as after that many messages of each kind: a
+ * white-box step, since reaching the wrap by posting would take 2^32
+ * messages.  The SQ and RQ, whose positions wrap at their ring's end,
+ * start a few entries before it. */
 static void start_counters_at(struct fixture *f, uint32_t start)
 {
 	struct rdmap_ep *eps[2] = { f->a, f->b };
 
 	for (int i = 0; i < 2; i++) {
 		struct rdmap_ep *ep = eps[i];
-		ep->sq_head = ep->sq_tx = ep->sq_tail = start;
+		ep->sq_head = ep->sq_tx = ep->sq_tail = ep->sq_size - 5;
+		ep->rq_head = ep->attr.rq_depth - 1;  /* no receive is posted yet */
 		ep->next_send_msn = ep->next_rreq_msn = start;
 		ep->rq_head_msn = start;
 		ep->ird_free_msn = ep->ird_exec_msn = ep->next_atomic_resp_msn = start;
@@ -401,8 +403,9 @@ static void test_many_outstanding_complete_in_order(void **state)
 
 /* The same across the wrap of every free-running counter, with an SQ, ORD
  * and IRD whose depths (50, 3) do not divide 2^32: the SQ's 48 WRs, 16 of
- * them Reads within an ORD of 3, and 16 Sends all cross it.  With entries
- * found by counter % depth, WRs on each side of the wrap shared entries. */
+ * them Reads within an ORD of 3, and 16 Sends all cross it, and the SQ's
+ * and RQ's ring ends.  With entries found by counter % depth, WRs on each side of the
+ * wrap shared entries. */
 static void test_counters_wrap_with_odd_depths(void **state)
 {
 	(void)state;
