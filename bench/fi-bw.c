@@ -450,7 +450,7 @@ static int run_client(const char *provider, const char *addr, const char *port,
 		die("the server received %" PRIu64 " of %" PRIu64 " messages", out.received, rq->count);
 	if (out.wrong)
 		die("the server found %" PRIu64 " %s not as sent", out.wrong,
-		    rq->op == OP_SEND ? "messages" : "bytes");
+		    rq->op == OP_SEND ? "message(s)" : "byte(s)");
 	printf("fi-bw provider=%s op=%s size=%" PRIu64 " count=%" PRIu64 " window=%" PRIu32
 	       " seconds=%.6f bw_GBps=%.4f rate_Mmsgps=%.4f\n",
 	       provider, rq->op == OP_SEND ? "send" : "write", rq->size, rq->count, rq->window,
