@@ -6,6 +6,7 @@
 
 #include "ddp-rdmap/header.h"
 #include "ddp-rdmap/rdmap.h"
+#include "ddp-rdmap/ring.h"
 #include "ddp-rdmap/segment.h"
 #include "ddp-rdmap/terminate.h"
 
@@ -222,20 +223,19 @@ static inline struct send_atomic *sq_atomic_at(struct rdmap_ep *ep, uint32_t pos
 /* The SQ position after pos. */
 static inline uint32_t sq_next(const struct rdmap_ep *ep, uint32_t pos)
 {
-	return pos + 1 == ep->sq_size ? 0 : pos + 1;
+	return ring_advance(pos, 1, ep->sq_size);
 }
 
 /* The receive n places past the RQ's head (n < rq_depth). */
 static inline struct recv_wqe *rq_at(struct rdmap_ep *ep, uint32_t n)
 {
-	uint32_t pos = ep->rq_head + n;  /* both below rq_depth <= 2^31: no overflow */
-	return &ep->rq[pos >= ep->attr.rq_depth ? pos - ep->attr.rq_depth : pos];
+	return &ep->rq[ring_advance(ep->rq_head, n, ep->attr.rq_depth)];
 }
 
 /* Frees the RQ's head entry. */
 static inline void rq_pop(struct rdmap_ep *ep)
 {
-	ep->rq_head = ep->rq_head + 1 == ep->attr.rq_depth ? 0 : ep->rq_head + 1;
+	ep->rq_head = ring_advance(ep->rq_head, 1, ep->attr.rq_depth);
 	ep->rq_count--;
 }
 

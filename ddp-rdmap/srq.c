@@ -1,8 +1,12 @@
 #include "ddp-rdmap/srq.h"
+#include "ddp-rdmap/ring.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The deepest SRQ: its ring's positions still add in 32 bits. */
+#define SRQ_MAX_DEPTH (1u << 31)
 
 struct rdmap_srq_entry {
 	uint64_t wr_id;
@@ -20,7 +24,7 @@ struct rdmap_srq {
 
 struct rdmap_srq *rdmap_srq_create(uint32_t depth, uint32_t max_sge)
 {
-	if (depth == 0 || max_sge == 0) {
+	if (depth == 0 || depth > SRQ_MAX_DEPTH || max_sge == 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -54,7 +58,7 @@ int rdmap_srq_post_recv(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr)
 		return -EINVAL;
 	if (srq->count == srq->depth)
 		return -ENOMEM;
-	uint32_t i = (srq->head + srq->count) % srq->depth;
+	uint32_t i = ring_advance(srq->head, srq->count, srq->depth);
 	srq->entries[i].wr_id = wr->wr_id;
 	srq->entries[i].num_sge = wr->num_sge;
 	if (wr->num_sge)
@@ -77,7 +81,7 @@ bool rdmap_srq_take(struct rdmap_srq *srq, uint64_t *wr_id, struct rdmap_sge *sg
 	*num_sge = e->num_sge;
 	if (e->num_sge)
 		memcpy(sges, &srq->sges[(size_t)srq->head * srq->max_sge], e->num_sge * sizeof(*sges));
-	srq->head = (srq->head + 1) % srq->depth;
+	srq->head = ring_advance(srq->head, 1, srq->depth);
 	srq->count--;
 	return true;
 }

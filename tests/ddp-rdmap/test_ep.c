@@ -735,6 +735,49 @@ static void test_srq_inline_and_unsignaled(void **state)
 	rdmap_srq_destroy(srq);
 }
 
+/* An SRQ of 5 receives taken round after round, 3 at a time, so that its
+ * ring wraps at a different entry each round: every Send lands in the
+ * receive posted for it, which completes with its own wr_id. */
+static void test_srq_ring_wraps(void **state)
+{
+	(void)state;
+	enum { DEPTH = 5, PER_ROUND = 3, ROUNDS = 7, LEN = 64 };
+	struct test_link_config cfg;
+	test_link_config_default(&cfg);
+	struct rdmap_srq *srq = rdmap_srq_create(DEPTH, 1);
+	assert_non_null(srq);
+	cfg.srq[1] = srq;
+	struct fixture f;
+	fixture_init(&f, &cfg);
+	struct test_mr *src = random_mr(&f, ROUNDS * PER_ROUND * LEN, 0);
+	struct test_mr *dst = random_mr(&f, ROUNDS * PER_ROUND * LEN, RDMAP_ACCESS_LOCAL_WRITE);
+	uint8_t *before = malloc(ROUNDS * PER_ROUND * LEN);
+	memcpy(before, dst->buf, ROUNDS * PER_ROUND * LEN);
+
+	for (uint64_t n = 0; n < ROUNDS * PER_ROUND; n += PER_ROUND) {
+		for (uint64_t i = n; i < n + PER_ROUND; i++) {
+			struct rdmap_sge rs = { test_mr_va(dst, i * LEN), LEN, dst->stag };
+			struct rdmap_recv_wr r = { .wr_id = 100 + i, .sg_list = &rs, .num_sge = 1 };
+			assert_int_equal(rdmap_srq_post_recv(srq, &r), 0);
+		}
+		for (uint64_t i = n; i < n + PER_ROUND; i++) {
+			struct rdmap_sge s = { test_mr_va(src, i * LEN), LEN, src->stag };
+			struct rdmap_send_wr wr = { .wr_id = i, .opcode = RDMAP_WR_SEND,
+						    .sg_list = &s, .num_sge = 1 };
+			post_send(f.a, &wr);
+		}
+		test_link_run(&f.link);
+		assert_int_equal(f.wb->count, n + PER_ROUND);
+		for (uint64_t i = n; i < n + PER_ROUND; i++)
+			assert_wc(&f.wb->wc[i], 100 + i, RDMAP_WC_RECV, RDMAP_WC_SUCCESS, LEN);
+	}
+	assert_memory_equal(dst->buf, src->buf, ROUNDS * PER_ROUND * LEN);
+	assert_memory_not_equal(dst->buf, before, ROUNDS * PER_ROUND * LEN);
+	free(before);
+	fixture_fini(&f);
+	rdmap_srq_destroy(srq);
+}
+
 static void test_post_validation(void **state)
 {
 	(void)state;
@@ -781,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_local_protection_error),
 		cmocka_unit_test(test_transport_failure_flushes_once),
 		cmocka_unit_test(test_srq_inline_and_unsignaled),
+		cmocka_unit_test(test_srq_ring_wraps),
 		cmocka_unit_test(test_post_validation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
