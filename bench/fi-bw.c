@@ -19,11 +19,8 @@
  * perftest, every operation of a side uses one buffer, so that the figure
  * is the provider's, not the cache's. */
 #define _POSIX_C_SOURCE 200809L
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,6 +38,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+
+#include "tcp-setup.h"
 
 #define DEFAULT_WINDOW 64
 #define MAX_WINDOW 4096
@@ -103,40 +102,6 @@ static void check_fi(int ret, const char *what)
 {
 	if (ret < 0)
 		die("%s: %s (%d)", what, fi_strerror(-ret), ret);
-}
-
-static void read_all(int fd, void *p, size_t len)
-{
-	char *c = p;
-
-	while (len > 0) {
-		ssize_t n = read(fd, c, len);
-
-		if (n == 0)
-			die("the peer closed the set-up connection (see its output)");
-		if (n < 0 && errno != EINTR)
-			die("reading the set-up connection: %s", strerror(errno));
-		if (n > 0) {
-			c += n;
-			len -= (size_t)n;
-		}
-	}
-}
-
-static void write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-
-	while (len > 0) {
-		ssize_t n = write(fd, c, len);
-
-		if (n < 0 && errno != EINTR)
-			die("writing the set-up connection: %s", strerror(errno));
-		if (n > 0) {
-			c += n;
-			len -= (size_t)n;
-		}
-	}
 }
 
 static uint8_t pattern_byte(size_t i)
@@ -220,12 +185,12 @@ static void swap_names(struct fabric *f, int fd)
 
 	check_fi(fi_getname(&f->ep->fid, name, &len), "fi_getname");
 	len32 = (uint32_t)len;
-	write_all(fd, &len32, sizeof(len32));
-	write_all(fd, name, len);
-	read_all(fd, &peer_len, sizeof(peer_len));
+	tcp_setup_send(fd, &len32, sizeof(len32));
+	tcp_setup_send(fd, name, len);
+	tcp_setup_recv(fd, &peer_len, sizeof(peer_len));
 	if (peer_len > sizeof(peer))
 		die("the peer's endpoint name is %" PRIu32 " bytes long", peer_len);
-	read_all(fd, peer, peer_len);
+	tcp_setup_recv(fd, peer, peer_len);
 	if (fi_av_insert(f->av, peer, 1, &f->peer, 0, NULL) != 1)
 		die("fi_av_insert: the peer's name was not taken");
 }
@@ -263,17 +228,13 @@ static uint64_t parse_count(const char *s, const char *what)
 	return v;
 }
 
-static struct sockaddr_in parse_address(const char *addr, const char *port)
+static int parse_port(const char *port)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
 	uint64_t p = parse_count(port, "PORT");
 
 	if (p > UINT16_MAX)
 		die("PORT is at most %u, not %s", UINT16_MAX, port);
-	sin.sin_port = htons((uint16_t)p);
-	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
-		die("'%s' is not an IPv4 address", addr);
-	return sin;
+	return (int)p;
 }
 
 /* ---- server */
@@ -339,7 +300,7 @@ static void serve_one(int fd, const char *provider)
 	struct ready ready = { 0 };
 	struct outcome out;
 
-	read_all(fd, &rq, sizeof(rq));
+	tcp_setup_recv(fd, &rq, sizeof(rq));
 	if ((rq.op != OP_SEND && rq.op != OP_WRITE) || rq.window == 0 || rq.window > MAX_WINDOW ||
 	    rq.size == 0 || rq.count == 0)
 		die("a malformed request (op %" PRIu32 ", window %" PRIu32 ", size %" PRIu64 ")",
@@ -350,31 +311,24 @@ static void serve_one(int fd, const char *provider)
 	if (rq.op == OP_WRITE) {
 		ready.addr = (f.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uintptr_t)f.buf : 0;
 		ready.key = fi_mr_key(f.mr);
-		write_all(fd, &ready, sizeof(ready));
+		tcp_setup_send(fd, &ready, sizeof(ready));
 		out = serve_write(&f, fd, &rq);
 	} else {
 		/* The first receives are posted before the client may start. */
-		write_all(fd, &ready, sizeof(ready));
+		tcp_setup_send(fd, &ready, sizeof(ready));
 		out = serve_send(&f, &rq);
 	}
-	write_all(fd, &out, sizeof(out));
+	tcp_setup_send(fd, &out, sizeof(out));
 	fabric_close(&f);
 }
 
 _Noreturn static void run_server(const char *provider, const char *addr, const char *port)
 {
-	struct sockaddr_in sin = parse_address(addr, port);
-	int one = 1;
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	int lfd = tcp_setup_listen(addr, parse_port(port));
 
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4) < 0)
-		die("cannot listen on %s:%s: %s", addr, port, strerror(errno));
 	for (;;) {
-		int fd = accept(lfd, NULL, NULL);
+		int fd = tcp_setup_accept(lfd);
 
-		if (fd < 0)
-			die("accept: %s", strerror(errno));
 		/* A child per client: a run that fails ends that child with
 		 * its reason, and the server goes on serving. */
 		pid_t child = fork();
@@ -383,7 +337,6 @@ _Noreturn static void run_server(const char *provider, const char *addr, const c
 			die("fork: %s", strerror(errno));
 		if (child == 0) {
 			close(lfd);
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			serve_one(fd, provider);
 			exit(0);
 		}
@@ -410,7 +363,6 @@ static bool post(struct fabric *f, const struct request *rq, const struct ready 
 static int run_client(const char *provider, const char *addr, const char *port,
 		      const struct request *rq)
 {
-	struct sockaddr_in sin = parse_address(addr, port);
 	struct fi_cq_msg_entry entries[CQ_BATCH];
 	struct fabric f = { 0 };
 	struct ready ready;
@@ -418,18 +370,14 @@ static int run_client(const char *provider, const char *addr, const char *port,
 	uint64_t posted = 0, completed = 0;
 	uint8_t done = 1;
 	double start, seconds;
-	int one = 1;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd = tcp_setup_connect(addr, parse_port(port));
 
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
-		die("cannot reach the server at %s:%s: %s", addr, port, strerror(errno));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	write_all(fd, rq, sizeof(*rq));
+	tcp_setup_send(fd, rq, sizeof(*rq));
 	fabric_open(&f, provider, rq->size, rq->op == OP_SEND ? FI_SEND : FI_WRITE);
 	for (size_t i = 0; i < rq->size; i++)
 		f.buf[i] = (char)pattern_byte(i);
 	swap_names(&f, fd);
-	read_all(fd, &ready, sizeof(ready));
+	tcp_setup_recv(fd, &ready, sizeof(ready));
 
 	start = now_s();
 	while (completed < rq->count) {
@@ -444,8 +392,8 @@ static int run_client(const char *provider, const char *addr, const char *port,
 	seconds = now_s() - start;
 
 	if (rq->op == OP_WRITE)
-		write_all(fd, &done, sizeof(done));
-	read_all(fd, &out, sizeof(out));
+		tcp_setup_send(fd, &done, sizeof(done));
+	tcp_setup_recv(fd, &out, sizeof(out));
 	if (rq->op == OP_SEND && out.received != rq->count)
 		die("the server received %" PRIu64 " of %" PRIu64 " messages", out.received, rq->count);
 	if (out.wrong)

@@ -290,7 +290,7 @@ int main(int argc, char **argv)
 	/* The device before the TCP listener: usiw-pair starts the client
 	 * once the server's link end exists and it listens. */
 	setup(&s, nqp);
-	int sock = client ? verbs_peer_connect(argv[2], port) : verbs_peer_accept(port);
+	int sock = client ? tcp_setup_connect(argv[2], port) : tcp_setup_accept_one(port);
 	connect_all(&s, sock);
 
 	/* Round trips after the warm-up: ITERS over all QPs, and as many on QP

@@ -279,7 +279,7 @@ static int run_server(int port)
 	/* The device first: its engine makes the link end that usiw-pair
 	 * waits for before it starts the client. */
 	struct ibv_context *ctx = verbs_peer_open_usiw0();
-	int s = verbs_peer_accept(port);
+	int s = tcp_setup_accept_one(port);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	uint8_t *buf = aligned_alloc(4096, BUF_SIZE), *spare = aligned_alloc(4096, 4096);
 	uint32_t *verdict = aligned_alloc(64, 64);
@@ -680,7 +680,7 @@ static int run_client(const char *host, int port, bool lossy)
 	struct client c = { 0 };
 	/* The device first: the server's open waits for this link end. */
 	struct ibv_context *ctx = verbs_peer_open_usiw0();
-	int s = verbs_peer_connect(host, port);
+	int s = tcp_setup_connect(host, port);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 
 	c.src = aligned_alloc(4096, BUF_SIZE);
