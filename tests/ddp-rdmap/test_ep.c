@@ -404,8 +404,8 @@ static void test_many_outstanding_complete_in_order(void **state)
 /* The same across the wrap of every free-running counter, with an SQ, ORD
  * and IRD whose depths (50, 3) do not divide 2^32: the SQ's 48 WRs, 16 of
  * them Reads within an ORD of 3, and 16 Sends all cross it, and the SQ's
- * and RQ's ring ends.  With entries found by counter % depth, WRs on each side of the
- * wrap shared entries. */
+ * and RQ's ring ends.  With entries found by counter % depth, WRs on each
+ * side of the wrap shared entries. */
 static void test_counters_wrap_with_odd_depths(void **state)
 {
 	(void)state;
