@@ -144,16 +144,21 @@ int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
 	return 0;
 }
 
-int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
+struct ibv_wc *usiw_cq_reserve(struct usiw_cq *cq)
 {
-	bool fire;
-
 	cq_lock(cq);
 	if (cq->tail - cq->head > cq->mask) {
 		pthread_spin_unlock(&cq->lock);
-		return -ENOSPC;
+		return NULL;
 	}
-	cq->ring[cq->tail & cq->mask] = *wc;
+	return &cq->ring[cq->tail & cq->mask];
+}
+
+void usiw_cq_commit(struct usiw_cq *cq, bool solicited)
+{
+	const struct ibv_wc *wc = &cq->ring[cq->tail & cq->mask];
+	bool fire;
+
 	cq->tail++;
 	fire = cq->arm == USIW_CQ_ARMED_ANY ||
 	       (cq->arm == USIW_CQ_ARMED_SOLICITED &&
@@ -170,5 +175,4 @@ int usiw_cq_push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
 		if (usiw_comp_channel_notify(channel, &cq->ibv_cq))
 			atomic_fetch_sub(&cq->events_reported, 1);
 	}
-	return 0;
 }

@@ -61,7 +61,20 @@ static bool is_receive(enum rdmap_wc_opcode op)
 
 void usiw_qp_complete(struct usiw_qp *qp, const struct rdmap_wc *wc)
 {
-	struct ibv_wc out = {
+	struct usiw_cq *cq = is_receive(wc->opcode) ? qp->recv_cq : qp->send_cq;
+	struct ibv_wc *out = usiw_cq_reserve(cq);
+
+	/* A full CQ loses the completion; the application sized it too small
+	 * (the CQ error async event is not raised yet): say so once. */
+	if (!out) {
+		if (!qp->cq_overrun_reported) {
+			qp->cq_overrun_reported = true;
+			fprintf(stderr, "usiw: QP %u: CQ overrun, completions lost\n",
+				qp->vqp.qp.qp_num);
+		}
+		return;
+	}
+	*out = (struct ibv_wc){
 		.wr_id = wc->wr_id,
 		.status = qp->flushing_on_request && wc->status != RDMAP_WC_SUCCESS
 				  ? IBV_WC_WR_FLUSH_ERR
@@ -71,22 +84,14 @@ void usiw_qp_complete(struct usiw_qp *qp, const struct rdmap_wc *wc)
 		.qp_num = qp->vqp.qp.qp_num,
 		.src_qp = qp->peer_port,
 	};
-
 	if (wc->flags & RDMAP_WC_WITH_IMM) {
-		out.wc_flags |= IBV_WC_WITH_IMM;
-		out.imm_data = htobe32(wc->imm_data);
+		out->wc_flags |= IBV_WC_WITH_IMM;
+		out->imm_data = htobe32(wc->imm_data);
 	} else if (wc->flags & RDMAP_WC_WITH_INV) {
-		out.wc_flags |= IBV_WC_WITH_INV;
-		out.invalidated_rkey = wc->invalidated_stag;
+		out->wc_flags |= IBV_WC_WITH_INV;
+		out->invalidated_rkey = wc->invalidated_stag;
 	}
-	struct usiw_cq *cq = is_receive(wc->opcode) ? qp->recv_cq : qp->send_cq;
-	/* A full CQ loses the completion; the application sized it too small
-	 * (the CQ error async event is not raised yet): say so once. */
-	if (usiw_cq_push(cq, &out, wc->flags & RDMAP_WC_SOLICITED) && !qp->cq_overrun_reported) {
-		qp->cq_overrun_reported = true;
-		fprintf(stderr, "usiw: QP %u: CQ overrun, completions lost\n",
-			qp->vqp.qp.qp_num);
-	}
+	usiw_cq_commit(cq, wc->flags & RDMAP_WC_SOLICITED);
 }
 
 void usiw_qp_flush_wr(struct usiw_qp *qp, uint64_t wr_id, enum rdmap_wc_opcode opcode)

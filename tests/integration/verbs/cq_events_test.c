@@ -1,6 +1,7 @@
 /* Completions and completion events through the QP layer's interface: this
  * program links the verbs front-end statically, opens usiw0 through the
- * ordinary libibverbs calls, and plays the QP layer with usiw_cq_push. */
+ * ordinary libibverbs calls, and plays the QP layer with usiw_cq_reserve and
+ * usiw_cq_commit. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -31,6 +32,18 @@ static struct ibv_wc completion(uint64_t wr_id, enum ibv_wc_status status)
 	return wc;
 }
 
+/* As the QP layer appends a completion: 0, or -ENOSPC if the CQ is full. */
+static int push(struct usiw_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	struct ibv_wc *entry = usiw_cq_reserve(cq);
+
+	if (!entry)
+		return -ENOSPC;
+	*entry = *wc;
+	usiw_cq_commit(cq, solicited);
+	return 0;
+}
+
 /* One event: ibv_get_cq_event hands back the CQ and its context. */
 static void expect_event(struct ibv_comp_channel *channel, struct ibv_cq *cq)
 {
@@ -59,7 +72,7 @@ static void check_events(struct ibv_context *ctx)
 	struct ibv_wc ok = completion(1, IBV_WC_SUCCESS);
 
 	/* Not armed: completions queue, no event. */
-	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == 0);
 	CHECK(!readable(channel->fd));
 	CHECK(ibv_poll_cq(cq, 8, wc) == 1);
 	CHECK(wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS);
@@ -68,10 +81,10 @@ static void check_events(struct ibv_context *ctx)
 	/* Armed for any completion: one event, then disarmed. */
 	CHECK(ibv_req_notify_cq(cq, 0) == 0);
 	ok.wr_id = 2;
-	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == 0);
 	expect_event(channel, cq);
 	ok.wr_id = 3;
-	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == 0);
 	CHECK(!readable(channel->fd));
 	CHECK(ibv_poll_cq(cq, 8, wc) == 2);
 	CHECK(wc[0].wr_id == 2 && wc[1].wr_id == 3);
@@ -80,14 +93,14 @@ static void check_events(struct ibv_context *ctx)
 	 * solicited one does, and so does an unsuccessful one. */
 	CHECK(ibv_req_notify_cq(cq, 1) == 0);
 	ok.wr_id = 4;
-	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == 0);
 	CHECK(!readable(channel->fd));
 	ok.wr_id = 5;
-	CHECK(usiw_cq_push(ucq, &ok, true) == 0);
+	CHECK(push(ucq, &ok, true) == 0);
 	expect_event(channel, cq);
 	CHECK(ibv_req_notify_cq(cq, 1) == 0);
 	struct ibv_wc flushed = completion(6, IBV_WC_WR_FLUSH_ERR);
-	CHECK(usiw_cq_push(ucq, &flushed, false) == 0);
+	CHECK(push(ucq, &flushed, false) == 0);
 	expect_event(channel, cq);
 	CHECK(ibv_poll_cq(cq, 8, wc) == 3);
 	CHECK(wc[0].wr_id == 4 && wc[1].wr_id == 5 && wc[2].wr_id == 6);
@@ -97,14 +110,14 @@ static void check_events(struct ibv_context *ctx)
 	CHECK(ibv_req_notify_cq(cq, 0) == 0);
 	CHECK(ibv_req_notify_cq(cq, 1) == 0);
 	ok.wr_id = 7;
-	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == 0);
 	expect_event(channel, cq);
 	CHECK(ibv_poll_cq(cq, 8, wc) == 1);
 
 	/* Full: the CQ holds cq->cqe completions, and the next overruns. */
 	for (int i = 0; i < cq->cqe; i++)
-		CHECK(usiw_cq_push(ucq, &ok, false) == 0);
-	CHECK(usiw_cq_push(ucq, &ok, false) == -ENOSPC);
+		CHECK(push(ucq, &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == -ENOSPC);
 	CHECK(ibv_poll_cq(cq, 8, wc) == cq->cqe);
 
 	/* A QP completing into the CQ keeps it alive. */
@@ -124,8 +137,8 @@ static void check_events(struct ibv_context *ctx)
 		return;
 	CHECK(ibv_req_notify_cq(cq, 0) == 0);
 	CHECK(ibv_req_notify_cq(other, 0) == 0);
-	CHECK(usiw_cq_push(ucq, &ok, false) == 0);
-	CHECK(usiw_cq_push(usiw_cq_of(other), &ok, false) == 0);
+	CHECK(push(ucq, &ok, false) == 0);
+	CHECK(push(usiw_cq_of(other), &ok, false) == 0);
 	CHECK(ibv_destroy_cq(cq) == 0);
 	expect_event(channel, other);
 	CHECK(!readable(channel->fd));
