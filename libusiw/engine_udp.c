@@ -9,6 +9,7 @@
 #include <rte_udp.h>
 
 #include "engine_priv.h"
+#include "ipv4_sum.h"
 
 #define HDRS_LEN (sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + \
 		  sizeof(struct rte_udp_hdr))
@@ -124,28 +125,6 @@ static int chain_reference(struct usiw_engine *e, struct rte_mbuf *m, const void
 /* The IPv4 and UDP lengths of a frame whose UDP payload is payload bytes,
  * and its checksums (or, with the port's offload, the pseudo-header sum the
  * offload starts from). */
-/* The ones' complement sum of an IPv4 header without options, in network
- * order: 0xffff over a header whose checksum is right, and the checksum's
- * complement while hdr_checksum is 0.  Hand-written: DPDK's rte_ipv4_cksum
- * adds the header 16 bits at a time, ~70 instructions, which a 64 B
- * ping-pong paid twice a message and side (sending, and checking what
- * arrived on a port without checksum offload); five 32-bit words into 64
- * bits, folded, is a quarter of that (the sum is the same: RFC 1071, 2(B)
- * and (C)). */
-static uint16_t ipv4_header_sum(const struct rte_ipv4_hdr *ip)
-{
-	uint32_t w[sizeof(*ip) / sizeof(uint32_t)];
-	uint64_t sum = 0;
-
-	memcpy(w, ip, sizeof(w));
-	for (size_t i = 0; i < RTE_DIM(w); i++)
-		sum += w[i];
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)((sum & 0xffff) + (sum >> 16));
-}
-
 static void set_lengths_and_checksums(struct usiw_engine *e, struct rte_mbuf *m, size_t payload,
 				      bool udp_checksum)
 {
@@ -161,7 +140,7 @@ static void set_lengths_and_checksums(struct usiw_engine *e, struct rte_mbuf *m,
 		udp->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
 		return;
 	}
-	ip->hdr_checksum = (uint16_t)~ipv4_header_sum(ip);
+	ip->hdr_checksum = (uint16_t)~usiw_ipv4_header_sum(ip);
 	if (udp_checksum)
 		udp->dgram_cksum = rte_pktmbuf_is_contiguous(m) ?
 			rte_ipv4_udptcp_cksum(ip, udp) :
@@ -406,7 +385,7 @@ static bool checksums_good(const struct rte_mbuf *m, const struct rte_ipv4_hdr *
 
 	if (ipf == RTE_MBUF_F_RX_IP_CKSUM_BAD || l4f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	if (ipf != RTE_MBUF_F_RX_IP_CKSUM_GOOD && ipv4_header_sum(ip) != 0xffff)
+	if (ipf != RTE_MBUF_F_RX_IP_CKSUM_GOOD && usiw_ipv4_header_sum(ip) != 0xffff)
 		return false;
 	if (l4f == RTE_MBUF_F_RX_L4_CKSUM_GOOD || udp->dgram_cksum == 0)
 		return true;
