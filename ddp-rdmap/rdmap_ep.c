@@ -14,11 +14,6 @@
 #define MAX_DEPTH (1u << 31)
 
 /* A ring's mask: its size, the smallest power of two >= depth, less one. */
-static uint32_t ring_mask(uint32_t depth)
-{
-	return depth <= 1 ? 0 : UINT32_MAX >> __builtin_clz(depth - 1);
-}
-
 static bool attr_valid(const struct rdmap_ep_attr *a)
 {
 	return a->sq_depth && a->sq_depth <= MAX_DEPTH && a->rq_depth <= MAX_DEPTH &&
@@ -47,8 +42,8 @@ struct rdmap_ep *rdmap_ep_create(const struct rdmap_ep_attr *attr)
 		ep->attr.rq_depth = attr->sq_depth;
 	const struct rdmap_ep_attr *a = &ep->attr;
 	ep->sq_size = a->sq_depth + 1;
-	ep->ord_mask = ring_mask(a->ord);
-	ep->ird_mask = ring_mask(a->ird);
+	ep->ord_mask = ring_mask_for(a->ord);
+	ep->ird_mask = ring_mask_for(a->ird);
 	const size_t sq_size = ep->sq_size, rq_size = a->rq_depth;
 
 	/* Line-aligned: each send_wqe is two whole lines. */

@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "ddp-rdmap/ring.h"
+
 #include "comp_channel.h"
 #include "context.h"
 #include "limits.h"
@@ -23,15 +25,6 @@ static void cq_lock(struct usiw_cq *cq)
 {
 	while (pthread_spin_trylock(&cq->lock))
 		sched_yield();
-}
-
-static uint32_t ring_size_for(uint32_t cqe)
-{
-	uint32_t size = 1;
-
-	while (size < cqe)
-		size <<= 1;
-	return size;
 }
 
 struct ibv_cq *usiw_create_cq(struct ibv_context *context, int cqe,
@@ -56,7 +49,7 @@ struct ibv_cq *usiw_create_cq(struct ibv_context *context, int cqe,
 		errno = ENOMEM;
 		goto err_count;
 	}
-	uint32_t size = ring_size_for((uint32_t)cqe);
+	uint32_t size = ring_mask_for((uint32_t)cqe) + 1;
 	cq->ring = calloc(size, sizeof(*cq->ring));
 	if (!cq->ring) {
 		errno = ENOMEM;
