@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -303,6 +304,30 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 	return 0;
 }
 
+/* DPDK's memif leaves a server's socket file behind, and the port stays open
+ * for the life of the process (verbs/context.c, keep_engine): the file is
+ * removed at exit, or each run's would stay (the next server on the path
+ * removes a stale one, memif_prepare, but a path used once would not be). */
+static char memif_server_socket_file[USIW_CONFIG_VALUE_MAX];
+/* Only the process that listens removes it: a child it forked exits too. */
+static pid_t memif_server_pid;
+
+static void remove_memif_server_socket_file(void)
+{
+	if (getpid() == memif_server_pid)
+		unlink(memif_server_socket_file);
+}
+
+static void remove_at_exit(const struct usiw_memif_args *memif)
+{
+	static bool registered;
+
+	snprintf(memif_server_socket_file, sizeof(memif_server_socket_file), "%s", memif->socket);
+	memif_server_pid = getpid();
+	if (!registered)
+		registered = atexit(remove_memif_server_socket_file) == 0;
+}
+
 int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
 		   char *err, size_t errlen)
 {
@@ -320,6 +345,8 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 	}
 
 	rc = rte_dev_probe(cfg->device);
+	if (rc == 0 && port->memif_server && !memif.abstract && memif.socket[0])
+		remove_at_exit(&memif);
 	if (rc == 0) {
 		port->probed = true;
 	} else if (rc != -EEXIST) {

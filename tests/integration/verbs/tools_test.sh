@@ -25,6 +25,17 @@ expect ibv_devinfo "$out" 'link_layer:[[:space:]]+Ethernet'
 expect ibv_devinfo "$out" 'gid_tbl_len:[[:space:]]+2'
 expect ibv_devinfo "$out" 'GID\[  0\]:[[:space:]]+0000:0000:0000:0000:0000:ffff:'
 
+# The memif server's socket file (the configuration's socket=), made when
+# ibv_devinfo opened usiw0, is gone once it exited: DPDK leaves it behind.
+sock=$(sed -n 's/^device = .*socket=\([^,]*\).*/\1/p' "$config")
+if [[ -z $sock ]]; then
+	echo "FAILED: no socket= in $config" >&2
+	status=1
+elif [[ -e $sock ]]; then
+	echo "FAILED: the memif socket $sock stayed after ibv_devinfo exited" >&2
+	status=1
+fi
+
 # Clear failures: no configuration, and an engine that cannot start.
 if out=$("$run" -c /nonexistent/usiw.conf -- true 2>&1); then
 	echo "FAILED: usiw-run accepted a missing configuration" >&2
