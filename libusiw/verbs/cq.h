@@ -1,6 +1,7 @@
 /* Completion queues of usiw0: a ring of struct ibv_wc filled by the QP layer
- * (usiw_cq_reserve, usiw_cq_commit) and drained by ibv_poll_cq, with the one-shot arming of
- * ibv_req_notify_cq signalling the CQ's completion channel. */
+ * (usiw_cq_reserve, usiw_cq_commit) and drained by ibv_poll_cq, with the
+ * one-shot arming of ibv_req_notify_cq signalling the CQ's completion
+ * channel. */
 #ifndef USIW_VERBS_CQ_H
 #define USIW_VERBS_CQ_H
 
@@ -38,8 +39,9 @@ static inline struct usiw_cq *usiw_cq_of(struct ibv_cq *cq)
  * and returns its next entry, to be filled and then appended by
  * usiw_cq_commit, which unlocks it; or returns NULL, unlocked, if the CQ is
  * full (a CQ overrun: the QP layer must then raise IBV_EVENT_CQ_ERR).  In
- * place rather than copied from the caller's: the copy of an ibv_wc and
- * its building were ~25 of the ~100 instructions of each completion.
+ * place rather than built by the caller and copied: a 64 B ib_send_lat
+ * message, which completes twice on each side, took 30 instructions a
+ * side fewer (callgrind).
  * solicited: the completion is of a received Send that carried the
  * Solicited Event flag (an unsuccessful completion wakes a solicited-only
  * arm as well).  The commit fires the channel if the CQ is armed for it.
