@@ -2,7 +2,9 @@
  * engine writes is DPDK's, over random headers and the edge cases of the
  * ones' complement sum (all bits set, all clear but the version), and its
  * check of a received header accepts exactly what DPDK's accepts, with the
- * right checksum and with one bit of the header flipped. */
+ * right checksum and with one bit after the first byte flipped (the engine
+ * drops a header whose version and length byte is not 0x45 before it
+ * checks the sum, and DPDK's would read as far as that byte says). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,22 +47,25 @@ static uint8_t random_byte(void)
 	return (uint8_t)rand();
 }
 
+/* bit: which bit after the first byte to flip, modulo their number. */
 static void check_header(struct rte_ipv4_hdr ip, unsigned bit)
 {
+	const unsigned flippable = 8 * (sizeof(ip) - 1);
 	const uint16_t dpdk = rte_ipv4_cksum(&ip);
 
 	assert_int_equal((uint16_t)~usiw_ipv4_header_sum(&ip), dpdk);
 	ip.hdr_checksum = dpdk;
 	assert_int_equal(rte_ipv4_cksum(&ip), 0);
 	assert_int_equal(usiw_ipv4_header_sum(&ip), 0xffff);
-	((uint8_t *)&ip)[bit / 8 % sizeof(ip)] ^= (uint8_t)(1u << (bit % 8));
+	bit %= flippable;
+	((uint8_t *)&ip)[1 + bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	assert_int_equal(usiw_ipv4_header_sum(&ip) == 0xffff, rte_ipv4_cksum(&ip) == 0);
 }
 
 static void test_edge_headers(void **state)
 {
 	(void)state;
-	for (unsigned bit = 0; bit < 8 * sizeof(struct rte_ipv4_hdr); bit++) {
+	for (unsigned bit = 0; bit < 8 * (sizeof(struct rte_ipv4_hdr) - 1); bit++) {
 		check_header(header_of(ones), bit);
 		check_header(header_of(zeros), bit);
 	}
