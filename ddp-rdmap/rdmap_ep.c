@@ -13,7 +13,6 @@
  * ring (one more entry) still count their entries in 32 bits. */
 #define MAX_DEPTH (1u << 31)
 
-/* A ring's mask: its size, the smallest power of two >= depth, less one. */
 static bool attr_valid(const struct rdmap_ep_attr *a)
 {
 	return a->sq_depth && a->sq_depth <= MAX_DEPTH && a->rq_depth <= MAX_DEPTH &&
