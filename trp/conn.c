@@ -529,6 +529,7 @@ void trp_conn_stats(const struct trp_conn *c, struct trp_stats *stats)
 	stats->srtt_ns = c->rtt.srtt_ns;
 	stats->rttvar_ns = c->rtt.rttvar_ns;
 	stats->rto_ns = rtt_timeout(&c->rtt);
+	stats->min_rtt_ns = c->rtt.have_sample ? c->rtt.lowest_ns : 0;
 	stats->cwnd = c->cc.cwnd;
 	stats->ssthresh = c->cc.ssthresh;
 	stats->peer_window = c->peer_window;

@@ -194,6 +194,7 @@ struct trp_stats {
 	uint64_t checksum_dropped;          /* CRC32C mismatch or missing */
 	uint64_t checksum_missing;          /* of those, without one (checksum 0) */
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
+	uint64_t min_rtt_ns;                /* the lowest RTT sample; 0 before one */
 	uint32_t cwnd, ssthresh;            /* packets */
 	uint32_t peer_window;               /* last window the peer advertised */
 	uint32_t recv_window;               /* window we advertise */

@@ -172,6 +172,7 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 		VALUE(checksum_dropped);
 		VALUE(checksum_missing);
 		VALUE(srtt_ns);
+		VALUE(min_rtt_ns);
 		VALUE(rto_ns);
 		VALUE(cwnd);
 		VALUE(in_flight);

@@ -221,7 +221,8 @@ static void test_short_partition_recovers(void **state)
 }
 
 /* SRTT converges to the link's round trip (2 x 200 us, plus at most the
- * delayed-ACK time), RTTVAR becomes small, RTO sits at its floor. */
+ * delayed-ACK time), no sample is shorter than that round trip, RTTVAR
+ * becomes small, RTO sits at its floor. */
 static void test_rtt_converges_to_link_delay(void **state)
 {
 	struct simlink_config lc = link_from_spec("delay_us=200,seed=7");
@@ -239,6 +240,7 @@ static void test_rtt_converges_to_link_delay(void **state)
 	assert_true(pair_run(&p, 10 * SEC, pair_stream_done, &p));
 	peer_stats(&p.peer[0], &st);
 	assert_true(st.srtt_ns >= 400 * US && st.srtt_ns <= 410 * US);
+	assert_true(st.min_rtt_ns >= 400 * US && st.min_rtt_ns <= st.srtt_ns);
 	assert_true(st.rttvar_ns < 20 * US);
 	assert_true(st.rto_ns >= st.srtt_ns && st.rto_ns < 500 * US);
 	pair_fini(&p);
