@@ -41,7 +41,6 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
-#include <rte_pause.h>
 
 #define ETHERTYPE_BENCH 0x88B5          /* IEEE 802 local experimental */
 #define BENCH_MAGIC 0x72617764u         /* "rawd" */
