@@ -54,7 +54,8 @@ void usiw_progress(struct usiw_context *ctx);
  * (ibv_post_send decides, post.c) if it ended in a bundle that later posts
  * can join (usiw_engine_flush_unless_bundling): that one waits for the
  * next flush (the bundle filling up, the application's next progress, or
- * the helper thread, which then sleeps no longer than idle-sleep-us).
+ * the helper thread, which is woken from a long sleep and then sleeps no
+ * longer than idle-sleep-us).
  * Nothing is received: an answer cannot have come yet, and the
  * application's next poll_cq (or the helper thread) receives it; an empty
  * receive pass, the timers and the clock reads were a tenth of a 64 B

@@ -56,10 +56,11 @@
  *   of a bandwidth test could begin to receive up to 10 ms late;
  * - while frames that ibv_post_send left waiting for a bundle
  *   (usiw_progress_flush_deferred) are not flushed, the sleeps while the
- *   application drives last idle-sleep-us too: an application that posted
- *   and then waits elsewhere (on a completion channel, on memory) has them
- *   sent when it stops calling, within one such sleep, not at the end of a
- *   long one;
+ *   application drives last idle-sleep-us too, and the post that left them
+ *   wakes the thread from a longer one: an application that posted and
+ *   then waits elsewhere (on a completion channel, on memory) has them sent
+ *   when it stops calling, within one such sleep, not at the end of a long
+ *   one;
  * - likewise, after a post that left work the transport's window held back
  *   (usiw_progress_tx_waiting: it goes as ACKs come in), the sleeps while
  *   the application drives last TX_WAITING_SLEEP_NS, and such a post wakes

@@ -44,6 +44,10 @@
 #define POLL_TIMEOUT_S 20
 #define LOSSY_POLL_TIMEOUT_S 120
 #define IMM_BASE 0x5a000000u
+/* How long the server waits for a message before it backs off to a poll a
+ * millisecond: the client sends its next message as soon as it has the
+ * last verdict; its one-sided work between two messages takes longer. */
+#define SERVER_SPIN_MS 5
 
 static int poll_timeout_s = POLL_TIMEOUT_S;
 
@@ -213,11 +217,24 @@ static void get_info(struct end *e, struct peer_info *me)
 		die("ibv_query_gid");
 }
 
-static struct ibv_wc poll_one(struct ibv_cq *cq)
+static long ms_since(const struct timespec *start)
 {
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* One completion, polled for without a pause for spin_ms (< 0: for ever),
+ * then once a millisecond. */
+static struct ibv_wc poll_one_backing_off(struct ibv_cq *cq, long spin_ms)
+{
+	const struct timespec pause = { 0, 1000 * 1000 };
+	struct timespec start;
 	struct ibv_wc wc;
 	time_t deadline = time(NULL) + poll_timeout_s;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		int n = ibv_poll_cq(cq, 1, &wc);
 		if (n < 0)
@@ -228,7 +245,28 @@ static struct ibv_wc poll_one(struct ibv_cq *cq)
 			errno = ETIMEDOUT;
 			die("no completion within %d s", poll_timeout_s);
 		}
+		if (spin_ms >= 0 && ms_since(&start) >= spin_ms)
+			nanosleep(&pause, NULL);
 	}
+}
+
+static struct ibv_wc poll_one(struct ibv_cq *cq)
+{
+	return poll_one_backing_off(cq, -1);
+}
+
+/* Calls ibv_poll_cq on an empty CQ for ms milliseconds: an application
+ * driving progress, with nothing for the helper thread to do. */
+static void drive_progress_ms(struct ibv_cq *cq, long ms)
+{
+	struct timespec start;
+	struct ibv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		if (ibv_poll_cq(cq, 1, &wc) != 0)
+			fail("a completion while none was expected");
+	} while (ms_since(&start) < ms);
 }
 
 static void expect_wc(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status,
@@ -306,9 +344,15 @@ static int run_server(int port)
 
 	/* Each message: check it, post the next receive, send the verdict.
 	 * The client's immediate data says which message it is (IMM_BASE +
-	 * number), and the last one is a Send with immediate IMM_BASE - 1. */
+	 * number), and the last one is a Send with immediate IMM_BASE - 1.
+	 * Messages come one after the other; the wait for the one after the
+	 * client's one-sided work (Writes, Reads, atomics) is long, and is
+	 * spent as an application that backs off would: this side's helper
+	 * thread answers the Reads and acknowledges the Writes, and the
+	 * client's helper has a core to itself, from which it sees the client
+	 * drive progress (deferred_leave needs that). */
 	for (uint32_t n = 0;; n++) {
-		struct ibv_wc wc = poll_one(e.rcq);
+		struct ibv_wc wc = poll_one_backing_off(e.rcq, SERVER_SPIN_MS);
 		enum verdict v = GOOD;
 		bool last = (wc.wc_flags & IBV_WC_WITH_IMM) && be32toh(wc.imm_data) == IMM_BASE - 1;
 		if (wc.status != IBV_WC_SUCCESS)
@@ -557,7 +601,11 @@ static void many_outstanding(struct client *c)
  * still has them sent, by the helper thread within idle-sleep-us: after a
  * 2 ms pause with no verbs call, one poll finds every Write complete.  (Left
  * to the helper's long sleeps, up to 10 ms, they missed that in one run of
- * three.) */
+ * three.)  The application first drives progress for longer than such a
+ * sleep, so that the helper is in one when the Writes are posted: the post
+ * must wake it (in a CI run where the helper was in one by chance, none of
+ * the 16 had completed).  The first Write goes at once, alone; the other
+ * 15, posted while it is unacknowledged, are the bundle. */
 static void deferred_leave(struct client *c, bool lossy)
 {
 	enum { N = 16, LEN = 64 };
@@ -568,7 +616,10 @@ static void deferred_leave(struct client *c, bool lossy)
 
 	fill(c->src, N * LEN, 4711);
 	chain_writes(c, wr, sge, N, LEN, 3u << 20, 700, true);
-	post_send(c->e.qp, wr);
+	wr[0].next = NULL;
+	drive_progress_ms(c->e.scq, 30);
+	post_send(c->e.qp, &wr[0]);
+	post_send(c->e.qp, &wr[1]);
 	nanosleep(&pause, NULL);
 	int done = ibv_poll_cq(c->e.scq, N, wc);
 	if (done < 0)
