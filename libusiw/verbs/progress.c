@@ -247,23 +247,30 @@ static void flush_deferred_taken(void)
 		atomic_store_explicit(&progress.flush_deferred, false, memory_order_relaxed);
 }
 
+/* Sets a flag the helper thread reads before a long sleep, waking it from
+ * one it is in: the change from clear to set only.  Set and announced
+ * (seq_cst both) before the helper's long sleep is looked at, as the
+ * helper announces that sleep before it reads the flag: one of the two
+ * sides sees the other. */
+static void set_and_wake_helper(atomic_bool *flag)
+{
+	if (atomic_load_explicit(flag, memory_order_relaxed))
+		return;
+	atomic_store(flag, true);
+	usiw_helper_thread_wake();
+}
+
 /* After a post that left frames in an open bundle.  The helper thread may
  * be in one of its long sleeps, begun while the application drove
  * progress; if the application now waits elsewhere, the frames would wait
- * for the end of it (up to 10 ms), so the change from clear to set wakes
- * the thread.  Set and announced (seq_cst both) before the helper's long
- * sleep is looked at, as the helper announces that sleep before it reads
- * the flag: one of the two sides sees the other.  Without the wake, 15
- * Writes posted behind an unacknowledged one and followed by a 2 ms pause
- * without verbs calls were still unsent at its end whenever the helper had
- * begun a long sleep: usiw-verbs-check (deferred_leave) over memif and
- * af_packet failed in 4 runs of 8, none in 10 with it. */
+ * for the end of it (up to 10 ms).  Without the wake, 15 Writes posted
+ * behind an unacknowledged one and followed by a 2 ms pause without verbs
+ * calls were still unsent at its end whenever the helper had begun a long
+ * sleep: usiw-verbs-check (deferred_leave) over memif and af_packet failed
+ * in 4 runs of 8, none in 10 with it. */
 static void flush_deferred_set(void)
 {
-	if (atomic_load_explicit(&progress.flush_deferred, memory_order_relaxed))
-		return;
-	atomic_store(&progress.flush_deferred, true);
-	usiw_helper_thread_wake();
+	set_and_wake_helper(&progress.flush_deferred);
 }
 
 static void note_app_call(uint64_t now)
@@ -438,16 +445,13 @@ void usiw_progress_app_may_wait(void)
 	usiw_helper_thread_wake();
 }
 
-/* Set and announced (seq_cst both) before the helper's long sleep is looked
- * at, as the helper announces that sleep before it takes the flag: one of
- * the two sides sees the other.  Only a change from clear to set can wake
- * it, at most once per look of the helper's. */
+/* The helper takes the flag at each look, so this wakes it at most once
+ * per look. */
 void usiw_progress_tx_waiting(void)
 {
-	if (progress.engine_thread || atomic_load_explicit(&progress.tx_waiting, memory_order_relaxed))
+	if (progress.engine_thread)
 		return;
-	atomic_store(&progress.tx_waiting, true);
-	usiw_helper_thread_wake();
+	set_and_wake_helper(&progress.tx_waiting);
 }
 
 bool usiw_progress_take_tx_waiting(void)
