@@ -110,11 +110,18 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 		return -EINVAL;
 	/* Inline progress: a spinning poll_cq is what moves the data. */
 	usiw_progress(usiw_context_of(ibv_cq->context));
+	/* Most polls of a spinning application find nothing, and see so
+	 * without the lock, which took ~20 of an empty poll's ~400
+	 * instructions.  A completion another thread commits meanwhile is
+	 * found by the next poll, as it is when that thread holds the lock. */
+	if (__atomic_load_n(&cq->tail, __ATOMIC_RELAXED) ==
+	    __atomic_load_n(&cq->head, __ATOMIC_RELAXED))
+		return 0;
 	cq_lock(cq);
-	while (n < num_entries && cq->head != cq->tail) {
-		wc[n++] = cq->ring[cq->head & cq->mask];
-		cq->head++;
-	}
+	uint32_t head = cq->head;
+	while (n < num_entries && head != cq->tail)
+		wc[n++] = cq->ring[head++ & cq->mask];
+	__atomic_store_n(&cq->head, head, __ATOMIC_RELAXED);
 	pthread_spin_unlock(&cq->lock);
 	if (n > 0)
 		usiw_progress_finish_arriving(usiw_context_of(ibv_cq->context));
@@ -152,7 +159,7 @@ void usiw_cq_commit(struct usiw_cq *cq, bool solicited)
 	const struct ibv_wc *wc = &cq->ring[cq->tail & cq->mask];
 	bool fire;
 
-	cq->tail++;
+	__atomic_store_n(&cq->tail, cq->tail + 1, __ATOMIC_RELAXED); /* usiw_poll_cq's peek */
 	fire = cq->arm == USIW_CQ_ARMED_ANY ||
 	       (cq->arm == USIW_CQ_ARMED_SOLICITED &&
 		(solicited || wc->status != IBV_WC_SUCCESS));

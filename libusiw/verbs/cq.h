@@ -23,6 +23,8 @@ struct usiw_cq {
 	pthread_spinlock_t lock;      /* ring and arm; waiters yield (cq.c) */
 	struct ibv_wc *ring;
 	uint32_t mask;                /* ring size - 1; ring size a power of two */
+	/* Written under the lock, and read without it by usiw_poll_cq's
+	 * test for an empty CQ, so written with __atomic_store_n. */
 	uint32_t head;                /* next to poll (free-running) */
 	uint32_t tail;                /* next to fill (free-running) */
 	enum usiw_cq_arm arm;
