@@ -147,10 +147,10 @@ static bool conn_open(const struct trp_conn *c)
 	}
 }
 
-static void heard_from_peer(struct trp_conn *c)
+static void heard_from_peer(struct trp_conn *c, uint64_t now)
 {
 	c->probes = 0;
-	c->keepalive_at = conn_now(c) + c->cfg.keepalive_ns;
+	c->keepalive_at = now + c->cfg.keepalive_ns;
 }
 
 static void become_established(struct trp_conn *c, const void *pdata, size_t pdata_len)
@@ -219,7 +219,7 @@ static void open_common(struct trp_conn *c, uint32_t isn, uint32_t rcv_next)
 {
 	send_init(c, isn);
 	recv_init(c, rcv_next);
-	heard_from_peer(c);
+	heard_from_peer(c, conn_now(c));
 }
 
 int trp_connect(struct trp_conn *c, uint32_t isn, uint32_t conn_id,
@@ -313,7 +313,8 @@ static void input_idle(struct trp_conn *c, const struct trp_header *h, const uin
 }
 
 /* REQ_SENT: waiting for ACCEPT or REJECT, which must acknowledge our REQUEST. */
-static void input_req_sent(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+static void input_req_sent(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload,
+			   uint64_t now)
 {
 	switch (h->opcode) {
 	case TRP_OP_CONNECT_ACCEPT:
@@ -323,7 +324,7 @@ static void input_req_sent(struct trp_conn *c, const struct trp_header *h, const
 			return;
 		}
 		recv_init(c, h->psn + 1);
-		send_process_ack(c, h);
+		send_process_ack(c, h, now);
 		send_ack_only(c, TRP_OP_ACK);
 		if (h->opcode == TRP_OP_CONNECT_ACCEPT) {
 			become_established(c, payload, h->length);
@@ -336,7 +337,7 @@ static void input_req_sent(struct trp_conn *c, const struct trp_header *h, const
 	case TRP_OP_ACK:
 		/* Our REQUEST arrived but the ACCEPT is still coming (the peer
 		 * retransmits it). */
-		if (!send_process_ack(c, h))
+		if (!send_process_ack(c, h, now))
 			c->stats.stale_dropped++;
 		return;
 	default:
@@ -346,9 +347,10 @@ static void input_req_sent(struct trp_conn *c, const struct trp_header *h, const
 }
 
 /* ACCEPT_SENT, REJECT_SENT, ESTABLISHED, CLOSING. */
-static void input_open(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+static void input_open(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload,
+		       uint64_t now)
 {
-	if (!send_process_ack(c, h)) {
+	if (!send_process_ack(c, h, now)) {
 		c->stats.stale_dropped++;
 		return;
 	}
@@ -356,7 +358,7 @@ static void input_open(struct trp_conn *c, const struct trp_header *h, const uin
 	case TRP_OP_DATA:
 	case TRP_OP_SHUTDOWN:
 		if (c->state == TRP_STATE_ESTABLISHED || c->state == TRP_STATE_CLOSING)
-			recv_packet(c, h, payload);
+			recv_packet(c, h, payload, now);
 		else
 			c->stats.early_dropped++;
 		break;
@@ -390,7 +392,7 @@ static void input_closed(struct trp_conn *c, const struct trp_header *h)
 }
 
 /* One packet of a datagram, pkt..pkt+len exactly. */
-static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len)
+static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	const uint8_t *payload = pkt + TRP_HDR_LEN;
 	struct trp_header h;
@@ -422,25 +424,28 @@ static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len)
 			c->stats.early_dropped++;
 		return;
 	}
-	heard_from_peer(c);
+	heard_from_peer(c, now);
 	switch (c->state) {
 	case TRP_STATE_REQ_SENT:
-		input_req_sent(c, &h, payload);
+		input_req_sent(c, &h, payload, now);
 		break;
 	case TRP_STATE_CLOSED:
 		input_closed(c, &h);
 		break;
 	default:
-		input_open(c, &h, payload);
+		input_open(c, &h, payload, now);
 		break;
 	}
 }
 
 /* The ACK a datagram calls for goes once, after all its packets: a bundle of
- * many small messages is answered by one ACK, not one per ack_every. */
+ * many small messages is answered by one ACK, not one per ack_every.  The
+ * clock is read once for all of them (each read is two calls through the
+ * host's callbacks, and a ping-pong message took three). */
 void trp_input(struct trp_conn *c, const void *datagram, size_t len)
 {
 	const uint8_t *pkt = datagram;
+	const uint64_t now = conn_now(c);
 
 	do {
 		size_t span = trp_packet_span(pkt, len);
@@ -451,7 +456,7 @@ void trp_input(struct trp_conn *c, const void *datagram, size_t len)
 			c->stats.malformed_dropped++;
 			break;
 		}
-		input_packet(c, pkt, span);
+		input_packet(c, pkt, span, now);
 		pkt += span;
 		len -= span;
 	} while (len);

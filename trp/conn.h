@@ -147,7 +147,7 @@ void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t
 void send_ack_only(struct trp_conn *c, unsigned opcode);
 /* Apply a packet's ACK/SACK/window.  Returns false if it acknowledges a PSN
  * never sent (the packet must be dropped). */
-bool send_process_ack(struct trp_conn *c, const struct trp_header *h);
+bool send_process_ack(struct trp_conn *c, const struct trp_header *h, uint64_t now);
 void send_retransmit_lost(struct trp_conn *c);
 /* send_deadline passed: the tail-loss probe or the retransmission timeout. */
 void send_on_deadline(struct trp_conn *c, uint64_t now);
@@ -156,7 +156,8 @@ void send_notify_writable(struct trp_conn *c);
 
 /* recv.c */
 void recv_init(struct trp_conn *c, uint32_t rcv_next);
-void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload);
+void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload,
+		 uint64_t now);
 uint64_t recv_sack_bits(const struct trp_conn *c);
 void recv_ack_sent(struct trp_conn *c);
 

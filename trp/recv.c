@@ -98,9 +98,9 @@ void trp_defer_ack(struct trp_conn *c)
  * ratio to one QP was 1.14-1.16x with ACKs due at their own times and
  * 1.02-1.04x with a 32 us grid, where no lone ACKs at all gave 1.05-1.06x
  * (docs/bench.md, Many QPs). */
-static uint64_t delayed_ack_deadline(const struct trp_conn *c)
+static uint64_t delayed_ack_deadline(const struct trp_conn *c, uint64_t now)
 {
-	const uint64_t t = conn_now(c) + c->cfg.ack_delay_ns;
+	const uint64_t t = now + c->cfg.ack_delay_ns;
 
 	return c->cfg.ack_grid_ns ? t & ~(c->cfg.ack_grid_ns - 1) : t;
 }
@@ -108,18 +108,19 @@ static uint64_t delayed_ack_deadline(const struct trp_conn *c)
 /* Schedule the ACK for new in-order data: every ack_every packets at once
  * (twice that at the end of a message, trp_defer_ack), otherwise after
  * the ACK delay (coalescing ACKs of a burst). */
-static void schedule_delayed_ack(struct trp_conn *c)
+static void schedule_delayed_ack(struct trp_conn *c, uint64_t now)
 {
 	uint32_t every = c->ack_deferred ? 2 * c->cfg.ack_every : c->cfg.ack_every;
 
 	if (c->ack_pending >= every)
 		c->ack_now = true;
 	else if (c->ack_deadline == TRP_NO_DEADLINE)
-		c->ack_deadline = delayed_ack_deadline(c);
+		c->ack_deadline = delayed_ack_deadline(c, now);
 }
 
 /* A PSN-consuming packet (DATA or SHUTDOWN) in an open connection. */
-void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload)
+void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *payload,
+		 uint64_t now)
 {
 	int32_t d = psn_diff(h->psn, c->rcv_next);
 
@@ -162,5 +163,5 @@ void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *
 	if (advance_in_order(c) > 1 || c->rcv_ooo)
 		c->ack_now = true;
 	else
-		schedule_delayed_ack(c);
+		schedule_delayed_ack(c, now);
 }

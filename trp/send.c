@@ -410,9 +410,8 @@ static void undo_spurious_timeout(struct trp_conn *c)
 	c->stats.spurious_timeouts++;
 }
 
-bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
+bool send_process_ack(struct trp_conn *c, const struct trp_header *h, uint64_t now)
 {
-	uint64_t now;
 	uint32_t acked = 0;
 	bool rto_spurious = false;
 
@@ -420,7 +419,6 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h)
 		return true; /* an old ACK overtaken by newer ones: nothing new */
 	if (psn_diff(h->ack_psn, c->snd_nxt) > 0)
 		return false;
-	now = conn_now(c);
 	const bool una_moved = h->ack_psn != c->snd_una;
 	c->peer_window = h->window;
 	if (h->sack)
