@@ -391,8 +391,13 @@ static void input_closed(struct trp_conn *c, const struct trp_header *h)
 	c->ack_now = true;
 }
 
-/* One packet of a datagram, pkt..pkt+len exactly. */
-static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len, uint64_t now)
+/* One packet of a datagram, pkt..pkt+len exactly.  Its ACK, keepalive and
+ * delayed ACK take one reading of the clock, which costs two calls through
+ * the host's callbacks (a ping-pong message took three).  One per packet,
+ * not per datagram: a packet's time must not be older than what the packets
+ * before it in the datagram sent (a retransmission, a Read Response), or
+ * now - sent_ns in send_process_ack would wrap. */
+static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len)
 {
 	const uint8_t *payload = pkt + TRP_HDR_LEN;
 	struct trp_header h;
@@ -424,6 +429,7 @@ static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len, uin
 			c->stats.early_dropped++;
 		return;
 	}
+	const uint64_t now = conn_now(c);
 	heard_from_peer(c, now);
 	switch (c->state) {
 	case TRP_STATE_REQ_SENT:
@@ -439,13 +445,10 @@ static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len, uin
 }
 
 /* The ACK a datagram calls for goes once, after all its packets: a bundle of
- * many small messages is answered by one ACK, not one per ack_every.  The
- * clock is read once for all of them (each read is two calls through the
- * host's callbacks, and a ping-pong message took three). */
+ * many small messages is answered by one ACK, not one per ack_every. */
 void trp_input(struct trp_conn *c, const void *datagram, size_t len)
 {
 	const uint8_t *pkt = datagram;
-	const uint64_t now = conn_now(c);
 
 	do {
 		size_t span = trp_packet_span(pkt, len);
@@ -456,7 +459,7 @@ void trp_input(struct trp_conn *c, const void *datagram, size_t len)
 			c->stats.malformed_dropped++;
 			break;
 		}
-		input_packet(c, pkt, span, now);
+		input_packet(c, pkt, span);
 		pkt += span;
 		len -= span;
 	} while (len);
