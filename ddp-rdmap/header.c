@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "ddp-rdmap/byteorder.h"
+#include "usiw/byteorder.h"
 
 /* DDP control byte */
 #define DDP_CTRL_TAGGED 0x80u

@@ -37,6 +37,8 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "usiw/byteorder.h"
+
 #define RS_BUFS 32
 #define RS_BUF_SIZE 16384
 #define RS_HDR 4
@@ -173,19 +175,6 @@ static int set_up_qp(struct rsock *rs)
 
 /* ---- completions ---------------------------------------------------- */
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Send completions free their buffers. */
 static void reap_sends(struct rsock *rs)
 {
@@ -214,7 +203,7 @@ static bool fill_rx(struct rsock *rs)
 			return false;
 		}
 		unsigned i = (unsigned)wc.wr_id;
-		rs->credits += get_u32(rx_buf(rs, i));
+		rs->credits += get_be32(rx_buf(rs, i));
 		if (wc.byte_len == RS_HDR) {
 			post_recv(rs, i);
 			rs->to_return++;
@@ -253,7 +242,7 @@ static int send_msg(struct rsock *rs, const void *data, size_t len)
 	if (i < 0)
 		return EAGAIN;
 	unsigned char *b = tx_buf(rs, (unsigned)i);
-	put_u32(b, rs->to_return);
+	put_be32(b, rs->to_return);
 	if (len) /* a credit message has no data (and data may be NULL) */
 		memcpy(b + RS_HDR, data, len);
 	struct ibv_sge sge = { (uintptr_t)b, (uint32_t)(RS_HDR + len), rs->mr->lkey };

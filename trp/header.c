@@ -1,8 +1,9 @@
-/* TRP header encode/decode.  Fields are big-endian and read byte by byte, so
- * any buffer alignment is fine (no packed-struct casts). Layout: see
- * docs/protocol-trp.md. */
+/* TRP header encode/decode.  Fields are big-endian, read and written
+ * through usiw/byteorder.h, so any buffer alignment is fine (no
+ * packed-struct casts). Layout: see docs/protocol-trp.md. */
 #include "trp/trp.h"
 #include "trp/crc32c.h"
+#include "usiw/byteorder.h"
 
 #include <string.h>
 
@@ -20,52 +21,19 @@ enum {
 _Static_assert(OFF_CHECKSUM + 4 == TRP_HDR_LEN, "header layout");
 _Static_assert((14 + 20 + 8 + TRP_HDR_LEN) % 8 == 0, "DDP header 8-byte aligned");
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 void trp_header_encode(const struct trp_header *hdr, void *buf)
 {
 	uint8_t *p = buf;
 
 	p[OFF_VERSION] = hdr->version;
 	p[OFF_OPCODE] = hdr->opcode;
-	put16(p + OFF_WINDOW, hdr->window);
-	put32(p + OFF_CONN_ID, hdr->conn_id);
-	put32(p + OFF_PSN, hdr->psn);
-	put32(p + OFF_ACK_PSN, hdr->ack_psn);
-	put64(p + OFF_SACK, hdr->sack);
-	put16(p + OFF_LENGTH, hdr->length);
-	put32(p + OFF_CHECKSUM, hdr->checksum);
+	put_be16(p + OFF_WINDOW, hdr->window);
+	put_be32(p + OFF_CONN_ID, hdr->conn_id);
+	put_be32(p + OFF_PSN, hdr->psn);
+	put_be32(p + OFF_ACK_PSN, hdr->ack_psn);
+	put_be64(p + OFF_SACK, hdr->sack);
+	put_be16(p + OFF_LENGTH, hdr->length);
+	put_be32(p + OFF_CHECKSUM, hdr->checksum);
 }
 
 /* Largest payload each opcode may carry; DATA is bounded by the 16-bit
@@ -92,13 +60,13 @@ int trp_header_decode(struct trp_header *hdr, const void *pkt, size_t len)
 		return TRP_E_SHORT;
 	hdr->version = p[OFF_VERSION];
 	hdr->opcode = p[OFF_OPCODE];
-	hdr->window = get16(p + OFF_WINDOW);
-	hdr->conn_id = get32(p + OFF_CONN_ID);
-	hdr->psn = get32(p + OFF_PSN);
-	hdr->ack_psn = get32(p + OFF_ACK_PSN);
-	hdr->sack = get64(p + OFF_SACK);
-	hdr->length = get16(p + OFF_LENGTH);
-	hdr->checksum = get32(p + OFF_CHECKSUM);
+	hdr->window = get_be16(p + OFF_WINDOW);
+	hdr->conn_id = get_be32(p + OFF_CONN_ID);
+	hdr->psn = get_be32(p + OFF_PSN);
+	hdr->ack_psn = get_be32(p + OFF_ACK_PSN);
+	hdr->sack = get_be64(p + OFF_SACK);
+	hdr->length = get_be16(p + OFF_LENGTH);
+	hdr->checksum = get_be32(p + OFF_CHECKSUM);
 	if (hdr->version != TRP_VERSION)
 		return TRP_E_VERSION;
 	if (hdr->opcode >= TRP_OP_COUNT)
@@ -112,7 +80,7 @@ size_t trp_packet_span(const void *pkt, size_t len)
 {
 	if (len < TRP_HDR_LEN)
 		return 0;
-	size_t span = TRP_HDR_LEN + get16((const uint8_t *)pkt + OFF_LENGTH);
+	size_t span = TRP_HDR_LEN + get_be16((const uint8_t *)pkt + OFF_LENGTH);
 	return span <= len ? span : 0;
 }
 
@@ -137,17 +105,17 @@ bool trp_checksum_ok(const void *pkt, size_t len)
 	if (!len)
 		return false;
 	memcpy(hdr, pkt, TRP_HDR_LEN);
-	sent = get32(hdr + OFF_CHECKSUM);
+	sent = get_be32(hdr + OFF_CHECKSUM);
 	if (sent == 0)
 		return true;
-	put32(hdr + OFF_CHECKSUM, 0);
+	put_be32(hdr + OFF_CHECKSUM, 0);
 	state = crc32c_update(CRC32C_INIT, (const uint8_t *)pkt + TRP_HDR_LEN, len - TRP_HDR_LEN);
 	return trp_checksum_finish(state, hdr) == sent;
 }
 
 void trp_header_set_checksum(void *hdr, uint32_t checksum)
 {
-	put32((uint8_t *)hdr + OFF_CHECKSUM, checksum);
+	put_be32((uint8_t *)hdr + OFF_CHECKSUM, checksum);
 }
 
 const char *trp_opcode_name(unsigned opcode)
