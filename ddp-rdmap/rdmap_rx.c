@@ -27,8 +27,7 @@ int rdmap_ep_post_recv(struct rdmap_ep *ep, const struct rdmap_recv_wr *wr)
 		.sges = sges,
 		.capacity = ddp_sgl_length(wr->sg_list, wr->num_sge),
 	};
-	if (wr->num_sge)
-		memcpy(sges, wr->sg_list, wr->num_sge * sizeof(*sges));
+	ddp_sgl_copy(sges, wr->sg_list, wr->num_sge);
 	ep->rq_count++;
 	return 0;
 }

@@ -86,8 +86,7 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 		sges[0] = (struct rdmap_sge){ .addr = (uintptr_t)buf, .length = off };
 	} else {
 		w->num_sge = wr->num_sge;
-		if (wr->num_sge)
-			memcpy(sges, wr->sg_list, wr->num_sge * sizeof(*sges));
+		ddp_sgl_copy(sges, wr->sg_list, wr->num_sge);
 	}
 	ep->sq_tail = sq_next(ep, ep->sq_tail);
 	return 0;
