@@ -45,6 +45,7 @@ static inline void ddp_sgl_copy(struct rdmap_sge *dst, const struct rdmap_sge *s
 	else if (num_sge)
 		memcpy(dst, src, num_sge * sizeof(*dst));
 }
+
 /* msg_len: the SGEs' total (ddp_sgl_length), which the caller has already
  * summed to check the message. */
 void ddp_seg_cursor_init(struct ddp_seg_cursor *c, const struct rdmap_sge *sges, uint32_t num_sge,

@@ -9,6 +9,7 @@
 
 #include "ddp-rdmap/header.h"
 #include "harness.h"
+#include "usiw/byteorder.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,8 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t seg[2048];
 	while (size >= 7) {
 		uint8_t kind = data[0] % 3;
-		uint32_t psn = (uint32_t)data[1] << 24 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 8 | data[4];
-		size_t len = (size_t)data[5] << 8 | data[6];
+		uint32_t psn = get_be32(data + 1);
+		size_t len = get_be16(data + 5);
 		data += 7;
 		size -= 7;
 		if (len > size)

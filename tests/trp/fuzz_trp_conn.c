@@ -11,6 +11,7 @@
  * destroying it: no crash, no UB, no leak, and every sent cookie reported
  * exactly once. */
 #include "trp/trp.h"
+#include "usiw/byteorder.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 		if ((flags & 1) && len >= TRP_HDR_LEN) {
 			uint32_t id = trp_conn_id(c);
 			pkt[0] = TRP_VERSION;
-			pkt[4] = (uint8_t)(id >> 24), pkt[5] = (uint8_t)(id >> 16);
-			pkt[6] = (uint8_t)(id >> 8), pkt[7] = (uint8_t)id;
+			put_be32(pkt + 4, id);
 			pkt[26] = pkt[27] = pkt[28] = pkt[29] = 0;
 		}
 		if ((flags & 2) && len >= TRP_HDR_LEN) {

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "pair.h"
+#include "usiw/byteorder.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,16 +37,13 @@ const uint8_t *pair_message_data(uint32_t i, uint32_t payload_max, size_t *len)
 
 static void put_index(uint8_t *p, uint32_t i)
 {
-	memset(p, 0, 8);
-	p[4] = (uint8_t)(i >> 24);
-	p[5] = (uint8_t)(i >> 16);
-	p[6] = (uint8_t)(i >> 8);
-	p[7] = (uint8_t)i;
+	memset(p, 0, 4);
+	put_be32(p + 4, i);
 }
 
 static uint32_t get_index(const uint8_t *p)
 {
-	return (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+	return get_be32(p + 4);
 }
 
 /* ---- trp_ops ----------------------------------------------------------- */
