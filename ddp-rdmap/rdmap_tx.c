@@ -55,18 +55,22 @@ int rdmap_ep_post_send(struct rdmap_ep *ep, const struct rdmap_send_wr *wr)
 	uint32_t slot = ep->sq_tail;
 	struct send_wqe *w = &ep->sq[slot];
 	struct rdmap_sge *sges = w->sges;
-	*w = (struct send_wqe){
-		.tx = { .kind = TX_OWNER_SEND_WQE },
-		.wr_id = wr->wr_id,
-		.opcode = wr->opcode,
-		.flags = wr->flags | (ep->attr.sq_sig_all ? RDMAP_SEND_SIGNALED : 0),
-		.sges = sges,
-		.imm = wr->imm_data,
-		.inv_stag = wr->invalidate_stag,
-		.rkey = wr->rkey,
-		.remote_addr = wr->remote_addr,
-		.length = len,
-	};
+	/* Cleared a cache line at a time: gcc clears the whole entry (as a
+	 * compound literal or one memset) with rep stosq, 64 bytes with vector
+	 * stores.  perf (cpu-clock) on an ib_send_bw 64 B sender: this
+	 * function's share of its time 10.1% with rep stosq, 6.4% without. */
+	memset(w, 0, 64);
+	memset((char *)w + 64, 0, sizeof(*w) - 64);
+	w->tx.kind = TX_OWNER_SEND_WQE;
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->flags = wr->flags | (ep->attr.sq_sig_all ? RDMAP_SEND_SIGNALED : 0);
+	w->sges = sges;
+	w->imm = wr->imm_data;
+	w->inv_stag = wr->invalidate_stag;
+	w->rkey = wr->rkey;
+	w->remote_addr = wr->remote_addr;
+	w->length = len;
 	if (wr_is_atomic(wr->opcode)) {
 		struct send_atomic *a = &ep->sq_atomic[slot];
 		a->compare_add = wr->compare_add;

@@ -137,7 +137,7 @@ static int engine_start(struct usiw_engine *e)
 				      "more memory ([eal] args -m)", e->cfg.path);
 		return -ENOMEM;
 	}
-	rte_spinlock_recursive_init(&e->lock);
+	usiw_rlock_init(&e->lock);
 	if (e->cfg.gratuitous_arp) {
 		usiw_engine_lock(e);
 		usiw_arp_announce(e);

@@ -9,7 +9,6 @@
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
-#include <rte_spinlock.h>
 
 #include "arp.h"
 #include "config.h"
@@ -17,6 +16,7 @@
 #include "engine.h"
 #include "memif_link.h"
 #include "port.h"
+#include "rlock.h"
 #include "tx_backlog.h"
 
 extern int usiw_logtype;
@@ -35,7 +35,7 @@ struct usiw_engine {
 	/* Serializes everything that touches the port, the ARP cache and the
 	 * demux table.  Recursive because rx callbacks run under it and may
 	 * send or open endpoints. */
-	rte_spinlock_recursive_t lock;
+	struct usiw_rlock lock;
 
 	struct usiw_port port;
 	struct usiw_memif_link memif_link;
@@ -67,44 +67,19 @@ struct usiw_engine {
 	uint8_t rx_scratch[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
 };
 
-/* The engine lock.  DPDK's x86 spinlock is inline assembly, which
- * ThreadSanitizer does not see: a TSan build (meson -Db_sanitize=thread)
- * is told of each acquire and release here, or every access the lock
- * orders would be reported as a race. */
-#if defined(__SANITIZE_THREAD__)           /* gcc */
-#define USIW_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)         /* clang */
-#define USIW_TSAN 1
-#endif
-#endif
-#ifdef USIW_TSAN
-#include <sanitizer/tsan_interface.h>
-#define USIW_TSAN_ACQUIRE(addr) __tsan_acquire(addr)
-#define USIW_TSAN_RELEASE(addr) __tsan_release(addr)
-#else
-#define USIW_TSAN_ACQUIRE(addr) ((void)(addr))
-#define USIW_TSAN_RELEASE(addr) ((void)(addr))
-#endif
-
 static inline void usiw_engine_lock(struct usiw_engine *e)
 {
-	rte_spinlock_recursive_lock(&e->lock);
-	USIW_TSAN_ACQUIRE(&e->lock);
+	usiw_rlock_lock(&e->lock);
 }
 
 static inline bool usiw_engine_trylock(struct usiw_engine *e)
 {
-	if (!rte_spinlock_recursive_trylock(&e->lock))
-		return false;
-	USIW_TSAN_ACQUIRE(&e->lock);
-	return true;
+	return usiw_rlock_trylock(&e->lock);
 }
 
 static inline void usiw_engine_unlock(struct usiw_engine *e)
 {
-	USIW_TSAN_RELEASE(&e->lock);
-	rte_spinlock_recursive_unlock(&e->lock);
+	usiw_rlock_unlock(&e->lock);
 }
 
 struct usiw_udp_endpoint {

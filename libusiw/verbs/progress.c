@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +17,7 @@
 #include "progress_thread.h"
 #include "qp.h"
 #include "qp_timers.h"
+#include "libusiw/rlock.h"
 
 static struct {
 	/* Open and close of contexts: starts and stops the progress thread.
@@ -28,11 +28,12 @@ static struct {
 	 * verbs calls leave progress to it.  Set while no QP exists. */
 	bool engine_thread;
 
-	/* The lock (progress.h): held while lock_owner is the holder, taken
-	 * lock_depth times by it (written only by the holder). */
-	atomic_flag lock_held;
-	_Atomic pthread_t lock_owner;
-	unsigned lock_depth;
+	/* The lock (progress.h).  A recursive pthread mutex did the job at
+	 * ~75 instructions a lock and unlock, which every verbs call pays and
+	 * every datagram in once more (usiw_qp_receive): an ib_send_bw 64 B
+	 * post took 1410 instructions with it, 1343 with a usiw_rlock
+	 * (callgrind, --toggle-collect=usiw_post_send). */
+	struct usiw_rlock lock;
 	/* QPs with a stack, of every context, by their next deadline. */
 	struct usiw_qp_timers timers;
 	/* Earliest timer of those stacks; written under the lock, read
@@ -65,45 +66,9 @@ static struct {
 	struct usiw_qp *last_posted;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
-	.lock_held = ATOMIC_FLAG_INIT,
+	.lock = USIW_RLOCK_INIT,
 	.next_deadline = UINT64_MAX,
 };
-
-/* The lock is recursive (progress.h), and a waiter yields the CPU between
- * tries, as the CQ's lock does (cq.c); DPDK's recursive spinlock spins
- * without yielding, which on two vCPUs can spin away the holder's time.  A
- * recursive pthread mutex did the job at ~75 instructions a lock and
- * unlock, which every verbs call pays and every datagram in once more
- * (usiw_qp_receive): an ib_send_bw 64 B post took 1410 instructions with
- * it, 1343 with this (callgrind, --toggle-collect=usiw_post_send). */
-static bool progress_trylock(void)
-{
-	const pthread_t self = pthread_self();
-
-	if (pthread_equal(atomic_load_explicit(&progress.lock_owner, memory_order_relaxed), self)) {
-		progress.lock_depth++;
-		return true;
-	}
-	if (atomic_flag_test_and_set_explicit(&progress.lock_held, memory_order_acquire))
-		return false;
-	atomic_store_explicit(&progress.lock_owner, self, memory_order_relaxed);
-	progress.lock_depth = 1;
-	return true;
-}
-
-static void progress_lock(void)
-{
-	while (!progress_trylock())
-		sched_yield();
-}
-
-static void progress_unlock(void)
-{
-	if (--progress.lock_depth)
-		return;
-	atomic_store_explicit(&progress.lock_owner, (pthread_t)0, memory_order_relaxed);
-	atomic_flag_clear_explicit(&progress.lock_held, memory_order_release);
-}
 
 static unsigned engine_thread_poll(struct usiw_engine *engine)
 {
@@ -132,7 +97,7 @@ static int by_qp_num(const void *a, const void *b)
  * page to the next), read under the lock from DPDK's telemetry thread. */
 static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 {
-	progress_lock();
+	usiw_rlock_lock(&progress.lock);
 	const uint32_t all = progress.timers.len;
 	struct numbered_qp *page = malloc(((size_t)all + 1) * sizeof(*page));
 	uint32_t n = 0;
@@ -179,7 +144,7 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 		VALUE(peer_window);
 #undef VALUE
 	}
-	progress_unlock();
+	usiw_rlock_unlock(&progress.lock);
 	free(page);
 	return all;
 }
@@ -219,13 +184,13 @@ void usiw_progress_fini(struct usiw_context *ctx)
 void usiw_context_lock(struct usiw_context *ctx)
 {
 	(void)ctx;
-	progress_lock();
+	usiw_rlock_lock(&progress.lock);
 }
 
 void usiw_context_unlock(struct usiw_context *ctx)
 {
 	(void)ctx;
-	progress_unlock();
+	usiw_rlock_unlock(&progress.lock);
 }
 
 /* The cheap check first: nothing but a compare when no stack was used and
@@ -359,9 +324,9 @@ void usiw_progress(struct usiw_context *ctx)
 {
 	if (progress.engine_thread)
 		return;
-	progress_lock();
+	usiw_rlock_lock(&progress.lock);
 	usiw_progress_locked(ctx);
-	progress_unlock();
+	usiw_rlock_unlock(&progress.lock);
 }
 
 /* How long a poll_cq that found completions keeps receiving the rest of
@@ -401,7 +366,7 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 	if (progress.engine_thread ||
 	    !atomic_load_explicit(&progress.writes_expected, memory_order_relaxed))
 		return;
-	progress_lock();
+	usiw_rlock_lock(&progress.lock);
 	uint64_t start = usiw_clock_ns(), last_frame = start;
 	while (atomic_load_explicit(&progress.writes_expected, memory_order_relaxed)) {
 		uint64_t now = usiw_clock_ns();
@@ -411,7 +376,7 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 		if (engine_pass(ctx->engine, now))
 			last_frame = now;
 	}
-	progress_unlock();
+	usiw_rlock_unlock(&progress.lock);
 	if (usiw_progress_write_expected())
 		usiw_helper_thread_take_over();
 }
@@ -424,10 +389,10 @@ bool usiw_progress_write_expected(void)
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
 {
 	*next_deadline = UINT64_MAX;
-	if (!progress_trylock())
+	if (!usiw_rlock_trylock(&progress.lock))
 		return 0;
 	unsigned handled = engine_pass(engine, usiw_clock_ns());
-	progress_unlock();
+	usiw_rlock_unlock(&progress.lock);
 	*next_deadline = usiw_progress_next_deadline();
 	return handled;
 }
@@ -698,7 +663,7 @@ void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void
 {
 	struct usiw_qp *qp = arg;
 
-	progress_lock();
+	usiw_rlock_lock(&progress.lock);
 	usiw_progress_touch_qp(qp);
 	/* From anyone but the peer (none before RTR), nothing is taken. */
 	if (src_ipv4 == qp->peer_ipv4 &&
@@ -712,5 +677,5 @@ void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void
 			usiw_qp_timers_changed(&progress.timers, qp);
 		}
 	}
-	progress_unlock();
+	usiw_rlock_unlock(&progress.lock);
 }
