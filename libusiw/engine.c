@@ -281,6 +281,21 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 	return handled;
 }
 
+void usiw_engine_lock(struct usiw_engine *e)
+{
+	usiw_rlock_lock(&e->lock);
+}
+
+bool usiw_engine_trylock(struct usiw_engine *e)
+{
+	return usiw_rlock_trylock(&e->lock);
+}
+
+void usiw_engine_unlock(struct usiw_engine *e)
+{
+	usiw_rlock_unlock(&e->lock);
+}
+
 /* Progress from several application threads at once would only make them
  * queue on the port: one thread works it and the others return, since the
  * one doing it delivers (and flushes) for all of them. */

@@ -132,13 +132,22 @@ unsigned usiw_engine_flush(struct usiw_engine *engine);
  * flushes). */
 bool usiw_engine_flush_unless_bundling(struct usiw_engine *engine);
 
+/* The engine's lock (recursive; a waiter yields the CPU), which every call
+ * above takes for as long as it works the engine.  A layer above guards its
+ * own state with it too (the verbs provider, its QP stacks): its receive
+ * callbacks then run under the lock its calls hold, and a call that sends
+ * takes one lock, not two (rlock.h says what this lock costs). */
+void usiw_engine_lock(struct usiw_engine *engine);
+bool usiw_engine_trylock(struct usiw_engine *engine);
+void usiw_engine_unlock(struct usiw_engine *engine);
+
 /* Thread mode: makes the engine's thread call poll(engine) in its loop
- * instead of usiw_engine_progress, for a layer above whose own lock must be
- * taken before the engine's (the verbs provider: its rx callbacks take that
- * lock).  poll calls usiw_engine_progress itself and returns what it handled
- * (0 = idle, which lets the thread back off).  NULL restores the engine's own
- * pass.  Returns false, changing nothing, when the engine has no thread
- * (progress = inline). */
+ * instead of usiw_engine_progress, for a layer above with work of its own in
+ * every pass (the verbs provider: its QPs' timers), which takes the engine's
+ * lock in poll.  poll calls usiw_engine_progress itself and returns what it
+ * handled (0 = idle, which lets the thread back off).  NULL restores the
+ * engine's own pass.  Returns false, changing nothing, when the engine has
+ * no thread (progress = inline). */
 typedef unsigned (*usiw_engine_poll_fn)(struct usiw_engine *engine);
 bool usiw_engine_set_thread_poll(struct usiw_engine *engine, usiw_engine_poll_fn poll);
 

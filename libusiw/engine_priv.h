@@ -33,8 +33,8 @@ struct usiw_engine {
 	int refs;
 
 	/* Serializes everything that touches the port, the ARP cache and the
-	 * demux table.  Recursive because rx callbacks run under it and may
-	 * send or open endpoints. */
+	 * demux table (usiw_engine_lock).  Recursive because rx callbacks run
+	 * under it and may send or open endpoints. */
 	struct usiw_rlock lock;
 
 	struct usiw_port port;
@@ -66,21 +66,6 @@ struct usiw_engine {
 	 * callback always sees contiguous data. */
 	uint8_t rx_scratch[RTE_ETHER_MAX_JUMBO_FRAME_LEN];
 };
-
-static inline void usiw_engine_lock(struct usiw_engine *e)
-{
-	usiw_rlock_lock(&e->lock);
-}
-
-static inline bool usiw_engine_trylock(struct usiw_engine *e)
-{
-	return usiw_rlock_trylock(&e->lock);
-}
-
-static inline void usiw_engine_unlock(struct usiw_engine *e)
-{
-	usiw_rlock_unlock(&e->lock);
-}
 
 struct usiw_udp_endpoint {
 	struct usiw_engine *engine;

@@ -1,4 +1,5 @@
-/* A recursive lock for the engine and the verbs provider's QP stacks.
+/* The engine's recursive lock, which guards the verbs provider's QP stacks
+ * too (usiw_engine_lock).
  *
  * Why not DPDK's recursive spinlock: its x86 unlock is an xchg, a full
  * barrier that waits for every store before it (a datagram's headers) to
@@ -9,7 +10,9 @@
  * waiters also spin without yielding, which on two vCPUs can spin away the
  * holder's time: these yield between tries, as the CQ's lock does (cq.c).
  * And ThreadSanitizer sees C11 atomics, where DPDK's lock is inline
- * assembly it does not see. */
+ * assembly it does not see.  A recursive pthread mutex cost ~75
+ * instructions a lock and unlock (callgrind: an ib_send_bw 64 B post took
+ * 1410 instructions with it, 1343 with this lock). */
 #ifndef USIW_RLOCK_H
 #define USIW_RLOCK_H
 
@@ -25,8 +28,6 @@ struct usiw_rlock {
 	_Atomic pthread_t owner;
 	unsigned depth;
 };
-
-#define USIW_RLOCK_INIT { .held = ATOMIC_FLAG_INIT }
 
 static inline void usiw_rlock_init(struct usiw_rlock *l)
 {

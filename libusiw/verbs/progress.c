@@ -1,6 +1,6 @@
-/* Inline progress, the process's QP-stack lock, the running QPs and their
- * timers, and the host side of the QP stacks: datagrams out through the
- * engine, datagrams in from it, the clock. */
+/* Inline progress, the QP stacks' lock (the engine's), the running QPs and
+ * their timers, and the host side of the QP stacks: datagrams out through
+ * the engine, datagrams in from it, the clock. */
 #include "progress.h"
 
 #include <arpa/inet.h>
@@ -17,7 +17,6 @@
 #include "progress_thread.h"
 #include "qp.h"
 #include "qp_timers.h"
-#include "libusiw/rlock.h"
 
 static struct {
 	/* Open and close of contexts: starts and stops the progress thread.
@@ -28,12 +27,10 @@ static struct {
 	 * verbs calls leave progress to it.  Set while no QP exists. */
 	bool engine_thread;
 
-	/* The lock (progress.h).  A recursive pthread mutex did the job at
-	 * ~75 instructions a lock and unlock, which every verbs call pays and
-	 * every datagram in once more (usiw_qp_receive): an ib_send_bw 64 B
-	 * post took 1410 instructions with it, 1343 with a usiw_rlock
-	 * (callgrind, --toggle-collect=usiw_post_send). */
-	struct usiw_rlock lock;
+	/* The process's one engine, whose lock is the lock (progress.h); set
+	 * by the first open, and kept for the life of the process as the
+	 * engine is (context.c). */
+	struct usiw_engine *engine;
 	/* QPs with a stack, of every context, by their next deadline. */
 	struct usiw_qp_timers timers;
 	/* Earliest timer of those stacks; written under the lock, read
@@ -66,7 +63,6 @@ static struct {
 	struct usiw_qp *last_posted;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
-	.lock = USIW_RLOCK_INIT,
 	.next_deadline = UINT64_MAX,
 };
 
@@ -97,7 +93,7 @@ static int by_qp_num(const void *a, const void *b)
  * page to the next), read under the lock from DPDK's telemetry thread. */
 static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 {
-	usiw_rlock_lock(&progress.lock);
+	usiw_engine_lock(progress.engine);
 	const uint32_t all = progress.timers.len;
 	struct numbered_qp *page = malloc(((size_t)all + 1) * sizeof(*page));
 	uint32_t n = 0;
@@ -144,7 +140,7 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 		VALUE(peer_window);
 #undef VALUE
 	}
-	usiw_rlock_unlock(&progress.lock);
+	usiw_engine_unlock(progress.engine);
 	free(page);
 	return all;
 }
@@ -155,6 +151,7 @@ int usiw_progress_init(struct usiw_context *ctx)
 
 	pthread_mutex_lock(&progress.lifecycle);
 	if (progress.contexts == 0) {
+		progress.engine = ctx->engine;
 		progress.engine_thread = usiw_engine_set_thread_poll(ctx->engine,
 								     engine_thread_poll);
 		if (!progress.engine_thread)
@@ -183,14 +180,12 @@ void usiw_progress_fini(struct usiw_context *ctx)
 
 void usiw_context_lock(struct usiw_context *ctx)
 {
-	(void)ctx;
-	usiw_rlock_lock(&progress.lock);
+	usiw_engine_lock(ctx->engine);
 }
 
 void usiw_context_unlock(struct usiw_context *ctx)
 {
-	(void)ctx;
-	usiw_rlock_unlock(&progress.lock);
+	usiw_engine_unlock(ctx->engine);
 }
 
 /* The cheap check first: nothing but a compare when no stack was used and
@@ -324,9 +319,9 @@ void usiw_progress(struct usiw_context *ctx)
 {
 	if (progress.engine_thread)
 		return;
-	usiw_rlock_lock(&progress.lock);
+	usiw_engine_lock(ctx->engine);
 	usiw_progress_locked(ctx);
-	usiw_rlock_unlock(&progress.lock);
+	usiw_engine_unlock(ctx->engine);
 }
 
 /* How long a poll_cq that found completions keeps receiving the rest of
@@ -366,7 +361,7 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 	if (progress.engine_thread ||
 	    !atomic_load_explicit(&progress.writes_expected, memory_order_relaxed))
 		return;
-	usiw_rlock_lock(&progress.lock);
+	usiw_engine_lock(ctx->engine);
 	uint64_t start = usiw_clock_ns(), last_frame = start;
 	while (atomic_load_explicit(&progress.writes_expected, memory_order_relaxed)) {
 		uint64_t now = usiw_clock_ns();
@@ -376,7 +371,7 @@ void usiw_progress_finish_arriving(struct usiw_context *ctx)
 		if (engine_pass(ctx->engine, now))
 			last_frame = now;
 	}
-	usiw_rlock_unlock(&progress.lock);
+	usiw_engine_unlock(ctx->engine);
 	if (usiw_progress_write_expected())
 		usiw_helper_thread_take_over();
 }
@@ -389,10 +384,10 @@ bool usiw_progress_write_expected(void)
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline)
 {
 	*next_deadline = UINT64_MAX;
-	if (!usiw_rlock_trylock(&progress.lock))
+	if (!usiw_engine_trylock(engine))
 		return 0;
 	unsigned handled = engine_pass(engine, usiw_clock_ns());
-	usiw_rlock_unlock(&progress.lock);
+	usiw_engine_unlock(engine);
 	*next_deadline = usiw_progress_next_deadline();
 	return handled;
 }
@@ -656,14 +651,13 @@ const struct qp_stack_host_ops usiw_qp_host_ops = {
 	.event = host_event,
 };
 
-/* Runs inside engine progress, whose caller holds the lock (progress.h), so
- * taking it again only counts the recursion. */
+/* Runs inside engine progress, under the engine's lock: the lock
+ * (progress.h). */
 void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void *data,
 		     size_t len)
 {
 	struct usiw_qp *qp = arg;
 
-	usiw_rlock_lock(&progress.lock);
 	usiw_progress_touch_qp(qp);
 	/* From anyone but the peer (none before RTR), nothing is taken. */
 	if (src_ipv4 == qp->peer_ipv4 &&
@@ -677,5 +671,4 @@ void usiw_qp_receive(void *arg, uint32_t src_ipv4, uint16_t src_port, const void
 			usiw_qp_timers_changed(&progress.timers, qp);
 		}
 	}
-	usiw_rlock_unlock(&progress.lock);
 }

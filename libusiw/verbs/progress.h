@@ -10,17 +10,15 @@
  * then runs the pass of this file instead of the engine's.
  *
  * One lock guards every QP stack of the process (and the timers of the
- * running QPs, qp_timers.h).  It is one for all contexts because they share the process's one
- * engine: whichever thread progresses it delivers datagrams to the QPs of
- * every context, so per-context locks would be taken in both orders (context
- * A, engine, context B; context B, engine).  A per-QP lock would buy nothing:
- * the engine delivers from one thread at a time anyway.  The lock is
- * recursive because the engine's receive callbacks run inside progress,
- * which the same thread called with the lock held.
- *
- * Lock order: this lock, then the engine's.  Whoever progresses the engine
- * (usiw_engine_progress, usiw_engine_resolve with a timeout) while QPs exist
- * must hold this lock, since the receive callback takes it. */
+ * running QPs, qp_timers.h): the engine's (usiw_engine_lock).  It is one for
+ * all contexts because they share the process's one engine: whichever
+ * thread progresses it delivers datagrams to the QPs of every context, so
+ * per-context locks would be taken in both orders (context A, engine,
+ * context B; context B, engine).  A per-QP lock would buy nothing: the
+ * engine delivers from one thread at a time anyway.  It is the engine's
+ * own, because the engine's receive callbacks run under that one, and a
+ * post that sends then takes one lock where it took ours and the engine's
+ * twice (docs/verbs.md, Lock). */
 #ifndef USIW_VERBS_PROGRESS_H
 #define USIW_VERBS_PROGRESS_H
 

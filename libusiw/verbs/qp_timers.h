@@ -39,7 +39,7 @@ struct usiw_qp_timers {
 	struct usiw_qp *changed;                /* stacks used since their last placing */
 };
 
-/* All with the progress lock held. */
+/* All with the lock held (progress.h). */
 int usiw_qp_timers_add(struct usiw_qp_timers *t, struct usiw_qp *qp);   /* 0 or -ENOMEM */
 void usiw_qp_timers_remove(struct usiw_qp_timers *t, struct usiw_qp *qp);
 /* The QP's stack was used outside its timer: its deadline may have moved. */
