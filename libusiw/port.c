@@ -293,9 +293,17 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 	if (cfg->mac_set) {
 		struct rte_ether_addr mac;
 		memcpy(mac.addr_bytes, cfg->mac, 6);
-		/* Ports that cannot change their MAC still receive frames to it
-		 * in promiscuous mode; the engine filters by MAC itself. */
-		if (rte_eth_dev_default_mac_addr_set(port->id, &mac) != 0)
+		/* An af_packet port is a kernel interface, and the kernel takes
+		 * in every frame it carries.  Given our MAC, the kernel's IPv4
+		 * stack would take each of our frames for its own host: a route
+		 * lookup per frame (with the rest of that path, a quarter of the
+		 * kernel's time on a ping-pong side; perf, docs/engine.md).  So
+		 * it keeps its own MAC and listens promiscuously, and the kernel
+		 * drops our frames at once as another host's.  Ports that cannot
+		 * take our MAC receive promiscuously too; the engine filters by
+		 * MAC itself. */
+		if (!strcmp(info.driver_name, "net_af_packet") ||
+		    rte_eth_dev_default_mac_addr_set(port->id, &mac) != 0)
 			rte_eth_promiscuous_enable(port->id);
 		port->mac = mac;
 	} else {
