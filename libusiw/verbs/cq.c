@@ -12,15 +12,14 @@
 #include "limits.h"
 #include "progress.h"
 
-/* The two sides of a CQ's lock can share one CPU: an application thread
- * polling, and the progress helper pushing a completion after it woke on
- * that CPU and preempted the application.  A waiter that spun while the
- * holder it preempted could not run spun out its time slice: ib_send_lat
- * 64 B over memif with both sides pinned took 2.0 ms at its worst in 4
- * runs of 6, the helpers' samples 89% in that spin (af_packet).  So a
- * waiter yields the CPU between tries.  A mutex, which sleeps, did as
- * well, at ~100 instructions more per message (3811 -> 3911 per side of
- * a 64 B ib_send_lat; 0.03 us). */
+/* Taken by the threads that poll one CQ, among themselves (cq.h).  Two of
+ * them can share one CPU, and a waiter that spun while the holder it
+ * preempted could not run would spin out its time slice.  When the
+ * producer took this lock too, the progress helper did exactly that after
+ * it woke on the application's CPU: ib_send_lat 64 B over memif with both
+ * sides pinned took 2.0 ms at its worst in 4 runs of 6, the helpers'
+ * samples 89% in that spin (af_packet).  So a waiter yields the CPU
+ * between tries. */
 static void cq_lock(struct usiw_cq *cq)
 {
 	while (pthread_spin_trylock(&cq->lock))
@@ -112,16 +111,18 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 	usiw_progress(usiw_context_of(ibv_cq->context));
 	/* Most polls of a spinning application find nothing, and see so
 	 * without the lock, which took ~20 of an empty poll's ~400
-	 * instructions.  A completion another thread commits meanwhile is
-	 * found by the next poll, as it is when that thread holds the lock. */
+	 * instructions.  A completion committed meanwhile is found by the
+	 * next poll. */
 	if (__atomic_load_n(&cq->tail, __ATOMIC_RELAXED) ==
 	    __atomic_load_n(&cq->head, __ATOMIC_RELAXED))
 		return 0;
 	cq_lock(cq);
 	uint32_t head = cq->head;
-	while (n < num_entries && head != cq->tail)
+	const uint32_t tail = __atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE);
+	while (n < num_entries && head != tail)
 		wc[n++] = cq->ring[head++ & cq->mask];
-	__atomic_store_n(&cq->head, head, __ATOMIC_RELAXED);
+	/* Release: the entries are read before the producer may reuse them. */
+	__atomic_store_n(&cq->head, head, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	if (n > 0)
 		usiw_progress_finish_arriving(usiw_context_of(ibv_cq->context));
@@ -135,22 +136,24 @@ int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
 					       : USIW_CQ_ARMED_ANY;
 
 	/* Arming for any completion includes the solicited ones, so a
-	 * solicited-only request never weakens an arm already in place. */
-	cq_lock(cq);
+	 * solicited-only request never weakens an arm already in place.  The
+	 * arm is the producer's to test and clear, under the engine's lock. */
+	struct usiw_context *ctx = usiw_context_of(ibv_cq->context);
+	usiw_context_lock(ctx);
 	if (want > cq->arm)
 		cq->arm = want;
-	pthread_spin_unlock(&cq->lock);
+	usiw_context_unlock(ctx);
 	usiw_progress_app_may_wait();
 	return 0;
 }
 
+/* No lock: the caller holds the engine's, so it is the only producer
+ * (cq.h).  Two atomics a completion fewer, where the lock had taken 4-5% of
+ * an ib_send_bw 64 B receiver's time (perf). */
 struct ibv_wc *usiw_cq_reserve(struct usiw_cq *cq)
 {
-	cq_lock(cq);
-	if (cq->tail - cq->head > cq->mask) {
-		pthread_spin_unlock(&cq->lock);
+	if (cq->tail - __atomic_load_n(&cq->head, __ATOMIC_ACQUIRE) > cq->mask)
 		return NULL;
-	}
 	return &cq->ring[cq->tail & cq->mask];
 }
 
@@ -159,13 +162,13 @@ void usiw_cq_commit(struct usiw_cq *cq, bool solicited)
 	const struct ibv_wc *wc = &cq->ring[cq->tail & cq->mask];
 	bool fire;
 
-	__atomic_store_n(&cq->tail, cq->tail + 1, __ATOMIC_RELAXED); /* usiw_poll_cq's peek */
 	fire = cq->arm == USIW_CQ_ARMED_ANY ||
 	       (cq->arm == USIW_CQ_ARMED_SOLICITED &&
 		(solicited || wc->status != IBV_WC_SUCCESS));
 	if (fire)
 		cq->arm = USIW_CQ_DISARMED;
-	pthread_spin_unlock(&cq->lock);
+	/* Release: the entry is written before a poll can see it. */
+	__atomic_store_n(&cq->tail, cq->tail + 1, __ATOMIC_RELEASE);
 
 	/* Counted before the record is written, so that ibv_destroy_cq never
 	 * sees an event acknowledged that it has not seen reported. */

@@ -20,14 +20,17 @@ enum usiw_cq_arm {
 
 struct usiw_cq {
 	struct ibv_cq ibv_cq;
-	pthread_spinlock_t lock;      /* ring and arm; waiters yield (cq.c) */
+	/* One producer, the thread that holds the engine's lock (every
+	 * completion is made under it), and any number of consumers, the
+	 * application's threads in ibv_poll_cq, which take the lock among
+	 * themselves.  Each side publishes its index with a release store and
+	 * reads the other's with an acquire load. */
+	pthread_spinlock_t lock;      /* consumers; waiters yield (cq.c) */
 	struct ibv_wc *ring;
 	uint32_t mask;                /* ring size - 1; ring size a power of two */
-	/* Written under the lock, and read without it by usiw_poll_cq's
-	 * test for an empty CQ, so written with __atomic_store_n. */
 	uint32_t head;                /* next to poll (free-running) */
 	uint32_t tail;                /* next to fill (free-running) */
-	enum usiw_cq_arm arm;
+	enum usiw_cq_arm arm;         /* under the engine's lock */
 	atomic_uint events_reported;  /* records written to the channel */
 	atomic_uint users;            /* QPs (and SRQs) completing here */
 };
@@ -37,17 +40,16 @@ static inline struct usiw_cq *usiw_cq_of(struct ibv_cq *cq)
 	return (struct usiw_cq *)cq;
 }
 
-/* Appending a completion, written in place: usiw_cq_reserve locks the CQ
- * and returns its next entry, to be filled and then appended by
- * usiw_cq_commit, which unlocks it; or returns NULL, unlocked, if the CQ is
- * full (a CQ overrun: the QP layer must then raise IBV_EVENT_CQ_ERR).  In
+/* Appending a completion, written in place, by the holder of the engine's
+ * lock: usiw_cq_reserve returns the CQ's next entry, to be filled and then
+ * appended by usiw_cq_commit; or NULL if the CQ is full (a CQ overrun: the
+ * QP layer must then raise IBV_EVENT_CQ_ERR).  In
  * place rather than built by the caller and copied: a 64 B ib_send_lat
  * message, which completes twice on each side, took 30 instructions a
  * side fewer (callgrind).
  * solicited: the completion is of a received Send that carried the
  * Solicited Event flag (an unsuccessful completion wakes a solicited-only
- * arm as well).  The commit fires the channel if the CQ is armed for it.
- * Safe to call from any thread. */
+ * arm as well).  The commit fires the channel if the CQ is armed for it. */
 struct ibv_wc *usiw_cq_reserve(struct usiw_cq *cq);
 void usiw_cq_commit(struct usiw_cq *cq, bool solicited);
 
