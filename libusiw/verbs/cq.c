@@ -148,7 +148,7 @@ int usiw_req_notify_cq(struct ibv_cq *ibv_cq, int solicited_only)
 }
 
 /* No lock: the caller holds the engine's, so it is the only producer
- * (cq.h).  Two atomics a completion fewer, where the lock had taken 4-5% of
+ * (cq.h).  A locked instruction a completion fewer: the lock took 4-5% of
  * an ib_send_bw 64 B receiver's time (perf). */
 struct ibv_wc *usiw_cq_reserve(struct usiw_cq *cq)
 {

@@ -43,10 +43,9 @@ static inline struct usiw_cq *usiw_cq_of(struct ibv_cq *cq)
 /* Appending a completion, written in place, by the holder of the engine's
  * lock: usiw_cq_reserve returns the CQ's next entry, to be filled and then
  * appended by usiw_cq_commit; or NULL if the CQ is full (a CQ overrun: the
- * QP layer must then raise IBV_EVENT_CQ_ERR).  In
- * place rather than built by the caller and copied: a 64 B ib_send_lat
- * message, which completes twice on each side, took 30 instructions a
- * side fewer (callgrind).
+ * QP layer must then raise IBV_EVENT_CQ_ERR).  In place rather than built
+ * by the caller and copied: a 64 B ib_send_lat message, which completes
+ * twice on each side, took 30 instructions a side fewer (callgrind).
  * solicited: the completion is of a received Send that carried the
  * Solicited Event flag (an unsuccessful completion wakes a solicited-only
  * arm as well).  The commit fires the channel if the CQ is armed for it. */
