@@ -206,6 +206,9 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 		snprintf(err, errlen, "%s: cannot query the device: %s", port->name, strerror(-rc));
 		return rc;
 	}
+	struct usiw_memif_args memif;
+	usiw_memif_args_parse(cfg->device, &memif);
+	const bool af_packet = !strcmp(info.driver_name, "net_af_packet");
 	port->nb_queues = RTE_MIN(cfg->queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues));
 	memset(&conf, 0, sizeof(conf));
 	conf.rxmode.mtu = cfg->mtu;
@@ -215,7 +218,7 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 	 * configured at its stated limit and sent frames up to our MTU: the
 	 * mbufs are sized from our MTU below, so a jumbo frame arrives in one. */
 	if ((uint32_t)cfg->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info.max_rx_pktlen &&
-	    strncmp(cfg->device, "net_memif", 9) == 0)
+	    memif.is_memif)
 		conf.rxmode.mtu = (uint16_t)(info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
 	const uint64_t tx_ck = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 	const uint64_t rx_ck = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
@@ -253,9 +256,7 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 	 * inside rte_eth_tx_burst and free its mbufs there: memory a frame
 	 * references is read then and never later, unlike by a NIC's DMA or
 	 * memif's zero-copy mode, which hold the mbufs until the peer is done. */
-	struct usiw_memif_args memif;
-	usiw_memif_args_parse(cfg->device, &memif);
-	if (((memif.is_memif && !memif.zero_copy) || !strcmp(info.driver_name, "net_af_packet")) &&
+	if (((memif.is_memif && !memif.zero_copy) || af_packet) &&
 	    (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
 		snprintf(pool_name, sizeof(pool_name), "usiw_refs_%u", port->id);
 		port->ref_pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, 0,
@@ -275,9 +276,9 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 						    rte_eth_dev_socket_id(port->id), NULL);
 		if (rc) {
 			snprintf(err, errlen, "%s: queue %u setup failed (%s)%s", port->name, q,
-				 strerror(-rc), strncmp(cfg->device, "net_af_packet", 13) ? "" :
+				 strerror(-rc), af_packet ?
 				 ": af_packet's framesz must fit in one mbuf (here the larger of "
-				 "2048 and the MTU plus 142 bytes): lower framesz or raise mtu");
+				 "2048 and the MTU plus 142 bytes): lower framesz or raise mtu" : "");
 			return rc;
 		}
 	}
@@ -302,8 +303,7 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 		 * drops our frames at once as another host's.  Ports that cannot
 		 * take our MAC receive promiscuously too; the engine filters by
 		 * MAC itself. */
-		if (!strcmp(info.driver_name, "net_af_packet") ||
-		    rte_eth_dev_default_mac_addr_set(port->id, &mac) != 0)
+		if (af_packet || rte_eth_dev_default_mac_addr_set(port->id, &mac) != 0)
 			rte_eth_promiscuous_enable(port->id);
 		port->mac = mac;
 	} else {
