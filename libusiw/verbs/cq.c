@@ -100,6 +100,14 @@ int usiw_destroy_cq(struct ibv_cq *ibv_cq)
 	return 0;
 }
 
+/* Completions the CQ holds, read without the lock (relaxed: a count that
+ * is stale by a completion only defers it, or a pass, to the next poll). */
+static uint32_t cq_held(const struct usiw_cq *cq)
+{
+	return __atomic_load_n(&cq->tail, __ATOMIC_RELAXED) -
+	       __atomic_load_n(&cq->head, __ATOMIC_RELAXED);
+}
+
 int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 {
 	struct usiw_cq *cq = usiw_cq_of(ibv_cq);
@@ -115,16 +123,14 @@ int usiw_poll_cq(struct ibv_cq *ibv_cq, int num_entries, struct ibv_wc *wc)
 	 * CQ, whose completion is waiting.  A second pass there (the receive,
 	 * the timers, the clock) was ~170 ns of the turnaround over af_packet
 	 * (TSC, medians).  Frames left for a bundle still go. */
-	const uint32_t held = __atomic_load_n(&cq->tail, __ATOMIC_RELAXED) -
-			      __atomic_load_n(&cq->head, __ATOMIC_RELAXED);
-	if (num_entries == 0 || held < (uint32_t)num_entries || usiw_progress_flush_deferred())
+	if (num_entries == 0 || cq_held(cq) < (uint32_t)num_entries ||
+	    usiw_progress_flush_deferred())
 		usiw_progress(usiw_context_of(ibv_cq->context));
 	/* Most polls of a spinning application find nothing, and see so
 	 * without the lock, which took ~20 of an empty poll's ~400
 	 * instructions.  A completion committed meanwhile is found by the
 	 * next poll. */
-	if (__atomic_load_n(&cq->tail, __ATOMIC_RELAXED) ==
-	    __atomic_load_n(&cq->head, __ATOMIC_RELAXED))
+	if (cq_held(cq) == 0)
 		return 0;
 	cq_lock(cq);
 	uint32_t head = cq->head;
