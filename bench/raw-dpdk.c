@@ -1,6 +1,7 @@
 /* raw-dpdk: the limit of a link for bench/run.  Plain Ethernet frames, no
- * protocol: rte_eth_rx_burst / rte_eth_tx_burst, busy polling, one thread per
- * side.  It runs on exactly the link tools/usiw-pair builds for usiw (the
+ * protocol: rte_eth_rx_burst / rte_eth_tx_burst (or, for [port] device =
+ * af_packet:IF, the bursts of usiw's own packet socket, as the engine's),
+ * busy polling, one thread per side.  It runs on exactly the link tools/usiw-pair builds for usiw (the
  * [eal] args, [port] device and mtu of the USIW_CONFIG file), so usiw's
  * figures can be divided by these.
  *
@@ -42,6 +43,8 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "packet_socket.h"
+
 #define ETHERTYPE_BENCH 0x88B5          /* IEEE 802 local experimental */
 #define BENCH_MAGIC 0x72617764u         /* "rawd" */
 #define BURST 32
@@ -68,6 +71,10 @@ struct bench_hdr {
 
 struct link {
 	uint16_t port;
+	/* [port] device = af_packet:IF: usiw's own packet socket, as the
+	 * engine's port uses it (libusiw/packet_socket.h), and no ethdev */
+	struct usiw_packet_socket *packet;
+	uint64_t tx_drops;
 	unsigned int mtu;       /* IP MTU: the most payload one frame carries */
 	struct rte_mempool *pool;
 	struct rte_ether_addr mac;
@@ -158,12 +165,26 @@ static const struct bench_hdr *frame_hdr(struct rte_mbuf *m)
 	return h->magic == rte_cpu_to_be_32(BENCH_MAGIC) ? h : NULL;
 }
 
+static uint16_t link_rx(const struct link *l, struct rte_mbuf **frames, uint16_t n)
+{
+	if (l->packet)
+		return usiw_packet_socket_rx(l->packet, frames, n);
+	return rte_eth_rx_burst(l->port, 0, frames, n);
+}
+
+static uint16_t link_tx(const struct link *l, struct rte_mbuf **frames, uint16_t n)
+{
+	if (l->packet)
+		return usiw_packet_socket_tx(l->packet, frames, n);
+	return rte_eth_tx_burst(l->port, 0, frames, n);
+}
+
 /* Sends all n frames, spinning while the link is full. */
 static void send_all(const struct link *l, struct rte_mbuf **frames, uint16_t n)
 {
 	uint16_t sent = 0;
 	while (sent < n)
-		sent += rte_eth_tx_burst(l->port, 0, frames + sent, n - sent);
+		sent += link_tx(l, frames + sent, n - sent);
 }
 
 /* Sends the frames of one message (ping or pong), BURST at a time. */
@@ -193,7 +214,7 @@ static void send_control(const struct link *l, enum frame_kind kind, uint32_t si
 		if (!m)
 			die("mbuf pool exhausted");
 		fill_frame(l, m, kind, 0, 1, 0, size, sizeof(struct bench_hdr));
-		if (rte_eth_tx_burst(l->port, 0, &m, 1) == 0)
+		if (link_tx(l, &m, 1) == 0)
 			rte_pktmbuf_free(m);
 		rte_delay_us_block(2000);
 	}
@@ -266,7 +287,7 @@ static void run_server(const struct link *l, bool place)
 	struct stream_count stream = {0};
 	struct placement placement = {0};
 	for (;;) {
-		uint16_t n = rte_eth_rx_burst(l->port, 0, rx, BURST);
+		uint16_t n = link_rx(l, rx, BURST);
 		for (uint16_t i = 0; i < n; i++) {
 			const struct bench_hdr *h = frame_hdr(rx[i]);
 			if (!h) {
@@ -332,7 +353,7 @@ static uint64_t round_trip(const struct link *l, uint32_t seq, uint32_t size)
 	uint64_t deadline = start + rte_get_tsc_hz() / 1000 * PING_TIMEOUT_MS;
 	send_message(l, KIND_PING, seq, size);
 	while (got < want) {
-		uint16_t n = rte_eth_rx_burst(l->port, 0, rx, BURST);
+		uint16_t n = link_rx(l, rx, BURST);
 		for (uint16_t i = 0; i < n; i++) {
 			const struct bench_hdr *h = frame_hdr(rx[i]);
 			if (h && h->kind == KIND_PONG && rte_be_to_cpu_32(h->seq) == seq)
@@ -442,6 +463,23 @@ static void start_eal(const char *args)
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 }
 
+/* Frames to the interface's own MAC, as over DPDK's af_packet: no
+ * promiscuous mode (a veth hands a packet socket every frame anyway). */
+static void open_packet_link(struct link *l, const char *ifname)
+{
+	char err[512];
+	if (usiw_packet_socket_open(&l->packet, ifname, (uint16_t)(l->mtu + RTE_ETHER_HDR_LEN),
+				    RING_SIZE, false, l->pool, &l->tx_drops, err, sizeof(err)) != 0)
+		die("%s", err);
+	l->mac = usiw_packet_socket_mac(l->packet);
+	uint64_t give_up = now_cycles() + 10 * rte_get_tsc_hz();
+	while (!usiw_packet_socket_link_up(l->packet)) {
+		if (now_cycles() > give_up)
+			die("link of %s did not come up within 10 s", ifname);
+		rte_delay_us_sleep(10000);
+	}
+}
+
 static void open_link(struct link *l, const char *path)
 {
 	struct rte_cfgfile_parameters params = { .comment_character = '#' };
@@ -455,6 +493,17 @@ static void open_link(struct link *l, const char *path)
 	if (l->mtu < 576 || l->mtu > 9000)
 		die("%s: mtu %u out of 576..9000", path, l->mtu);
 
+	unsigned int room = RTE_MAX(2048u, l->mtu + RTE_ETHER_HDR_LEN) + RTE_PKTMBUF_HEADROOM;
+	l->pool = rte_pktmbuf_pool_create("raw_dpdk", POOL_SIZE, 256, 0, (uint16_t)room,
+					  (int)rte_socket_id());
+	if (!l->pool)
+		die("cannot create the mbuf pool (%s)", rte_strerror(rte_errno));
+	const char *ifname = usiw_packet_socket_iface(device);
+	if (ifname) {
+		open_packet_link(l, ifname);
+		rte_cfgfile_close(cfg);
+		return;
+	}
 	if (rte_dev_probe(device) != 0)
 		die("cannot probe '%s'", device);
 	uint16_t port;
@@ -467,11 +516,6 @@ static void open_link(struct link *l, const char *path)
 		die("no port after probing '%s'", device);
 	rte_cfgfile_close(cfg);
 
-	unsigned int room = RTE_MAX(2048u, l->mtu + RTE_ETHER_HDR_LEN) + RTE_PKTMBUF_HEADROOM;
-	l->pool = rte_pktmbuf_pool_create("raw_dpdk", POOL_SIZE, 256, 0, (uint16_t)room,
-					  (int)rte_socket_id());
-	if (!l->pool)
-		die("cannot create the mbuf pool (%s)", rte_strerror(rte_errno));
 	struct rte_eth_conf conf = {0};
 	if (rte_eth_dev_configure(l->port, 1, 1, &conf) != 0 ||
 	    rte_eth_rx_queue_setup(l->port, 0, RING_SIZE, (unsigned int)rte_socket_id(), NULL, l->pool) != 0 ||
@@ -517,6 +561,10 @@ static void stop_and_close(void *arg)
  * usiw-pair removes the run's EAL files. */
 static void close_link(struct link *l)
 {
+	if (l->packet) {
+		usiw_packet_socket_close(l->packet);
+		return;
+	}
 	if (rte_eal_alarm_set(1, stop_and_close, l) != 0)
 		stop_and_close(l);
 	while (!atomic_load(&l->closed))

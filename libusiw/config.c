@@ -112,8 +112,8 @@ static const char *p_eal_args(struct key_ctx *k)
 static const char *p_device(struct key_ctx *k)
 {
 	if (strchr(k->value, ' ') || strchr(k->value, '\t'))
-		return "devargs without spaces, e.g. net_memif0,role=server,socket=/tmp/usiw.sock "
-		       "or net_af_packet0,iface=veth0 or a PCI address 0000:01:00.0";
+		return "af_packet:IF, or DPDK devargs without spaces, e.g. af_packet:veth0 or "
+		       "net_memif0,role=server,socket=/tmp/usiw.sock or a PCI address 0000:01:00.0";
 	snprintf(k->cfg->device, sizeof(k->cfg->device), "%s", k->value);
 	return NULL;
 }

@@ -84,13 +84,13 @@ static unsigned tx_flush(struct usiw_engine *e)
 	 * ~30 instructions even then: most polls of a busy-polling side have
 	 * nothing to send, and most flushes only the buffered frames. */
 	if (usiw_tx_backlog_empty(&e->tx_backlog))
-		return txb->length ? rte_eth_tx_buffer_flush(e->port.id, 0, txb) : 0;
-	unsigned sent = usiw_tx_backlog_send(&e->tx_backlog, e->port.id, 0);
+		return usiw_port_tx_flush(&e->port);
+	unsigned sent = usiw_tx_backlog_send(&e->tx_backlog, &e->port, 0);
 	if (txb->length && !usiw_tx_backlog_empty(&e->tx_backlog)) {
 		usiw_tx_backlog_add(&e->tx_backlog, txb->pkts, txb->length);
 		txb->length = 0;
 	} else {
-		sent += rte_eth_tx_buffer_flush(e->port.id, 0, txb);
+		sent += usiw_port_tx_flush(&e->port);
 	}
 	return sent;
 }
@@ -256,7 +256,7 @@ unsigned usiw_engine_poll(struct usiw_engine *e)
 	unsigned handled = 0;
 
 	for (uint16_t q = 0; q < e->port.nb_queues; q++) {
-		uint16_t n = rte_eth_rx_burst(e->port.id, q, burst, USIW_RX_BURST);
+		uint16_t n = usiw_port_rx_burst(&e->port, q, burst, USIW_RX_BURST);
 		for (uint16_t i = 0; i < n; i++) {
 			e->stats.rx_packets++;
 			e->stats.rx_bytes += rte_pktmbuf_pkt_len(burst[i]);

@@ -1,5 +1,6 @@
 /* Port bring-up: probe the device, size the mempool, configure and start the
- * queues, wait (bounded) for link up; and the matching teardown. */
+ * queues (or open usiw's own packet socket, for af_packet:IF), wait (bounded)
+ * for link up; and the matching teardown. */
 #define _GNU_SOURCE
 #include "port.h"
 
@@ -176,9 +177,7 @@ static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 		return 0;
 	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
 	for (;;) {
-		struct rte_eth_link link;
-		if (rte_eth_link_get_nowait(port->id, &link) == 0 &&
-		    link.link_status == RTE_ETH_LINK_UP)
+		if (usiw_port_link(port, NULL))
 			return 0;
 		if (now_ms() >= deadline)
 			break;
@@ -192,6 +191,59 @@ static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 		snprintf(err, errlen, "link of %s did not come up within %u s ([port] "
 			 "link-timeout in %s)", port->name, cfg->link_timeout_s, cfg->path);
 	return -ETIMEDOUT;
+}
+
+static void free_buffers(struct usiw_port *port)
+{
+	rte_free(port->txb);
+	rte_mempool_free(port->pool);
+	rte_mempool_free(port->ref_pool);
+	memset(port, 0, sizeof(*port));
+}
+
+/* The port's mbufs, each room for a frame of the MTU; and with refs, the
+ * data-less mbufs that reference a sender's memory (port.h, ref_pool). */
+static int create_pools(struct usiw_port *port, const struct usiw_config *cfg, bool refs,
+			int socket, char *err, size_t errlen)
+{
+	port->max_frame = cfg->mtu + RTE_ETHER_HDR_LEN;
+	unsigned room = RTE_MAX((unsigned)RTE_MBUF_DEFAULT_BUF_SIZE,
+				(unsigned)(
+				RTE_PKTMBUF_HEADROOM + port->max_frame + RTE_ETHER_CRC_LEN));
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	snprintf(pool_name, sizeof(pool_name), "usiw_mbufs_%u", port->id);
+	port->pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, room, socket);
+	if (!port->pool) {
+		snprintf(err, errlen, "%s: cannot create a pool of %u mbufs of %u bytes (%s): "
+			 "lower [port] mbufs in %s or give EAL more memory (-m)", port->name,
+			 cfg->mbufs, room, rte_strerror(rte_errno), cfg->path);
+		return -ENOMEM;
+	}
+	if (!refs)
+		return 0;
+	snprintf(pool_name, sizeof(pool_name), "usiw_refs_%u", port->id);
+	port->ref_pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, 0, socket);
+	if (!port->ref_pool) {
+		snprintf(err, errlen, "%s: cannot create a pool of %u mbufs (%s): lower "
+			 "[port] mbufs in %s or give EAL more memory (-m)", port->name,
+			 cfg->mbufs, rte_strerror(rte_errno), cfg->path);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int create_tx_buffer(struct usiw_port *port, uint64_t *tx_drops, int socket, char *err,
+			    size_t errlen)
+{
+	port->txb = rte_zmalloc_socket("usiw_txb", RTE_ETH_TX_BUFFER_SIZE(TX_BUFFER_SIZE), 0,
+				       socket);
+	if (!port->txb) {
+		snprintf(err, errlen, "%s: out of memory for the tx buffer", port->name);
+		return -ENOMEM;
+	}
+	rte_eth_tx_buffer_init(port->txb, TX_BUFFER_SIZE);
+	rte_eth_tx_buffer_set_err_callback(port->txb, rte_eth_tx_buffer_count_callback, tx_drops);
+	return 0;
 }
 
 static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
@@ -238,36 +290,15 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 	uint16_t nb_rxd = cfg->rx_ring, nb_txd = cfg->tx_ring;
 	rte_eth_dev_adjust_nb_rx_tx_desc(port->id, &nb_rxd, &nb_txd);
 
-	port->max_frame = cfg->mtu + RTE_ETHER_HDR_LEN;
-	unsigned room = RTE_MAX((unsigned)RTE_MBUF_DEFAULT_BUF_SIZE,
-				(unsigned)(
-				RTE_PKTMBUF_HEADROOM + port->max_frame + RTE_ETHER_CRC_LEN));
-	char pool_name[RTE_MEMPOOL_NAMESIZE];
-	snprintf(pool_name, sizeof(pool_name), "usiw_mbufs_%u", port->id);
-	port->pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, room,
-					     rte_eth_dev_socket_id(port->id));
-	if (!port->pool) {
-		snprintf(err, errlen, "%s: cannot create a pool of %u mbufs of %u bytes (%s): "
-			 "lower [port] mbufs in %s or give EAL more memory (-m)", port->name,
-			 cfg->mbufs, room, rte_strerror(rte_errno), cfg->path);
-		return -ENOMEM;
-	}
 	/* memif in copy mode and af_packet copy every frame into their rings
 	 * inside rte_eth_tx_burst and free its mbufs there: memory a frame
 	 * references is read then and never later, unlike by a NIC's DMA or
 	 * memif's zero-copy mode, which hold the mbufs until the peer is done. */
-	if (((memif.is_memif && !memif.zero_copy) || af_packet) &&
-	    (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
-		snprintf(pool_name, sizeof(pool_name), "usiw_refs_%u", port->id);
-		port->ref_pool = rte_pktmbuf_pool_create(pool_name, cfg->mbufs, MBUF_CACHE, 0, 0,
-							 rte_eth_dev_socket_id(port->id));
-		if (!port->ref_pool) {
-			snprintf(err, errlen, "%s: cannot create a pool of %u mbufs (%s): lower "
-				 "[port] mbufs in %s or give EAL more memory (-m)", port->name,
-				 cfg->mbufs, rte_strerror(rte_errno), cfg->path);
-			return -ENOMEM;
-		}
-	}
+	rc = create_pools(port, cfg, ((memif.is_memif && !memif.zero_copy) || af_packet) &&
+			  (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS),
+			  rte_eth_dev_socket_id(port->id), err, errlen);
+	if (rc)
+		return rc;
 	for (uint16_t q = 0; q < port->nb_queues; q++) {
 		rc = rte_eth_rx_queue_setup(port->id, q, nb_rxd, rte_eth_dev_socket_id(port->id),
 					    NULL, port->pool);
@@ -282,14 +313,9 @@ static int configure(struct usiw_port *port, const struct usiw_config *cfg, uint
 			return rc;
 		}
 	}
-	port->txb = rte_zmalloc_socket("usiw_txb", RTE_ETH_TX_BUFFER_SIZE(TX_BUFFER_SIZE), 0,
-				       rte_eth_dev_socket_id(port->id));
-	if (!port->txb) {
-		snprintf(err, errlen, "%s: out of memory for the tx buffer", port->name);
-		return -ENOMEM;
-	}
-	rte_eth_tx_buffer_init(port->txb, TX_BUFFER_SIZE);
-	rte_eth_tx_buffer_set_err_callback(port->txb, rte_eth_tx_buffer_count_callback, tx_drops);
+	rc = create_tx_buffer(port, tx_drops, rte_eth_dev_socket_id(port->id), err, errlen);
+	if (rc)
+		return rc;
 
 	if (cfg->mac_set) {
 		struct rte_ether_addr mac;
@@ -336,6 +362,36 @@ static void remove_at_exit(const struct usiw_memif_args *memif)
 		registered = atexit(remove_memif_server_socket_file) == 0;
 }
 
+/* [port] device = af_packet:IF.  With a MAC of our own the socket listens
+ * promiscuously, and the interface keeps its MAC, as configure() does for
+ * DPDK's af_packet. */
+static int open_packet_port(struct usiw_port *port, const struct usiw_config *cfg,
+			    const char *ifname, uint64_t *tx_drops, char *err, size_t errlen)
+{
+	snprintf(port->name, sizeof(port->name), "%s", ifname);
+	port->nb_queues = 1;
+	/* The kernel copies each frame in the send call (packet_socket.h),
+	 * so frames may reference a sender's memory. */
+	int rc = create_pools(port, cfg, true, (int)rte_socket_id(), err, errlen);
+	if (rc == 0)
+		rc = create_tx_buffer(port, tx_drops, (int)rte_socket_id(), err, errlen);
+	if (rc == 0)
+		rc = usiw_packet_socket_open(&port->packet, ifname, port->max_frame, cfg->rx_ring,
+					     cfg->mac_set, port->pool, tx_drops, err, errlen);
+	if (rc) {
+		free_buffers(port);
+		return rc;
+	}
+	port->mac = usiw_packet_socket_mac(port->packet);
+	if (cfg->mac_set)
+		memcpy(port->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
+	struct usiw_memif_args no_memif = { .is_memif = false };
+	rc = wait_link(port, cfg, &no_memif, err, errlen);
+	if (rc)
+		usiw_port_close(port);
+	return rc;
+}
+
 int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
 		   char *err, size_t errlen)
 {
@@ -343,6 +399,9 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 	int rc;
 
 	memset(port, 0, sizeof(*port));
+	const char *ifname = usiw_packet_socket_iface(cfg->device);
+	if (ifname)
+		return open_packet_port(port, cfg, ifname, tx_drops, err, errlen);
 	usiw_memif_args_parse(cfg->device, &memif);
 	port->is_memif = memif.is_memif;
 	port->memif_server = memif.is_memif && memif.server;
@@ -410,7 +469,7 @@ static void port_teardown(void *arg)
 
 	if (port->started) {
 		if (port->txb)
-			rte_eth_tx_buffer_flush(port->id, 0, port->txb);
+			usiw_port_tx_flush(port);
 		rte_eth_dev_stop(port->id);
 		port->started = false;
 	}
@@ -448,16 +507,19 @@ void usiw_port_close(struct usiw_port *port)
 	struct rte_eth_dev_info info;
 	struct rte_device *dev = NULL;
 
+	if (port->packet) {
+		usiw_port_tx_flush(port);
+		usiw_packet_socket_close(port->packet);
+		free_buffers(port);
+		return;
+	}
 	if (port->name[0] && rte_eth_dev_is_valid_port(port->id) &&
 	    rte_eth_dev_info_get(port->id, &info) == 0)
 		dev = info.device;
 	port_teardown_in_intr_thread(port, dev != NULL);
 	if (dev && port->probed)
 		rte_dev_remove(dev);
-	rte_free(port->txb);
-	rte_mempool_free(port->pool);
-	rte_mempool_free(port->ref_pool);
-	memset(port, 0, sizeof(*port));
+	free_buffers(port);
 }
 
 /* A memif server counts as up as soon as its socket listens, before its
@@ -470,6 +532,11 @@ void usiw_port_close(struct usiw_port *port)
 bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps)
 {
 	struct rte_eth_link link;
+	if (port->packet) {
+		if (speed_mbps)
+			*speed_mbps = 0;
+		return usiw_packet_socket_link_up(port->packet);
+	}
 	if (port->memif_server) {
 		if (speed_mbps)
 			*speed_mbps = 0;

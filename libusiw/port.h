@@ -1,5 +1,6 @@
-/* One Ethernet port: the device named by [port] device, its mempool, queues
- * and transmit buffer. */
+/* One Ethernet port: the device named by [port] device (a DPDK device, or
+ * usiw's own packet socket on a Linux interface: packet_socket.h), its
+ * mempool, queues and transmit buffer. */
 #ifndef USIW_PORT_H
 #define USIW_PORT_H
 
@@ -13,8 +14,11 @@
 #include <rte_mempool.h>
 
 #include "config.h"
+#include "packet_socket.h"
 
 struct usiw_port {
+	/* [port] device = af_packet:IF: usiw's own socket, and no ethdev */
+	struct usiw_packet_socket *packet;
 	uint16_t id;
 	bool probed;                  /* we probed the device, so we remove it */
 	bool started;
@@ -44,6 +48,40 @@ void usiw_port_close(struct usiw_port *port);
 
 /* Link state without waiting. */
 bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps);
+
+/* rte_eth_rx_burst and rte_eth_tx_burst, for either kind of port. */
+static inline uint16_t usiw_port_rx_burst(struct usiw_port *port, uint16_t queue,
+					  struct rte_mbuf **pkts, uint16_t n)
+{
+	if (port->packet)
+		return usiw_packet_socket_rx(port->packet, pkts, n);
+	return rte_eth_rx_burst(port->id, queue, pkts, n);
+}
+
+static inline uint16_t usiw_port_tx_burst(struct usiw_port *port, uint16_t queue,
+					  struct rte_mbuf **pkts, uint16_t n)
+{
+	if (port->packet)
+		return usiw_packet_socket_tx(port->packet, pkts, n);
+	return rte_eth_tx_burst(port->id, queue, pkts, n);
+}
+
+/* rte_eth_tx_buffer_flush of the port's transmit buffer to queue 0, through
+ * usiw_port_tx_burst (DPDK's sends to an ethdev only): the frames the queue
+ * refuses go to the buffer's error callback. */
+static inline uint16_t usiw_port_tx_flush(struct usiw_port *port)
+{
+	struct rte_eth_dev_tx_buffer *txb = port->txb;
+	const uint16_t n = txb->length;
+
+	if (n == 0)
+		return 0;
+	const uint16_t sent = usiw_port_tx_burst(port, 0, txb->pkts, n);
+	txb->length = 0;
+	if (sent < n)
+		txb->error_callback(&txb->pkts[sent], (uint16_t)(n - sent), txb->error_userdata);
+	return sent;
+}
 
 /* memif devargs helpers, exposed for the config and error tests. */
 struct usiw_memif_args {

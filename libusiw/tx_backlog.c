@@ -51,7 +51,7 @@ void usiw_tx_backlog_refused(struct rte_mbuf **pkts, uint16_t unsent, void *user
 	usiw_tx_backlog_add(userdata, pkts, unsent);
 }
 
-unsigned usiw_tx_backlog_send(struct usiw_tx_backlog *b, uint16_t port_id, uint16_t queue)
+unsigned usiw_tx_backlog_send(struct usiw_tx_backlog *b, struct usiw_port *port, uint16_t queue)
 {
 	struct rte_mbuf *pkts[SEND_BURST];
 	unsigned sent = 0;
@@ -62,7 +62,7 @@ unsigned usiw_tx_backlog_send(struct usiw_tx_backlog *b, uint16_t port_id, uint1
 		unsigned n = rte_ring_dequeue_burst_start(b->ring, (void **)pkts, SEND_BURST, NULL);
 		if (n == 0)
 			return sent;
-		uint16_t taken = rte_eth_tx_burst(port_id, queue, pkts, (uint16_t)n);
+		uint16_t taken = usiw_port_tx_burst(port, queue, pkts, (uint16_t)n);
 		rte_ring_dequeue_finish(b->ring, taken);
 		sent += taken;
 		if (taken < n)

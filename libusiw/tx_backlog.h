@@ -11,6 +11,8 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "port.h"
+
 /* Frames that can wait; beyond them, refused frames are dropped.  Leaves
  * most of the mbuf pool ([port] mbufs, 8191 by default) to receiving. */
 #define USIW_TX_BACKLOG_FRAMES 2048
@@ -45,6 +47,6 @@ void usiw_tx_backlog_add(struct usiw_tx_backlog *b, struct rte_mbuf **pkts, unsi
 void usiw_tx_backlog_refused(struct rte_mbuf **pkts, uint16_t unsent, void *userdata);
 /* Offers the waiting frames to tx queue `queue` of the port, oldest first,
  * until it refuses one.  Returns how many it took. */
-unsigned usiw_tx_backlog_send(struct usiw_tx_backlog *b, uint16_t port_id, uint16_t queue);
+unsigned usiw_tx_backlog_send(struct usiw_tx_backlog *b, struct usiw_port *port, uint16_t queue);
 
 #endif

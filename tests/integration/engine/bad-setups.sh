@@ -3,8 +3,9 @@
 # says what is wrong: a missing configuration, a bad key, a bad
 # USIW_CLOCK_SLOWDOWN, socket paths too long for a socket (memif's, EAL's
 # telemetry socket), a memif socket already in use, a memif client whose
-# server is not there, a peer that never answers ARP, hugepages wanted but
-# none reserved.  (A memif server without a client is no bad setup: its
+# server is not there, an af_packet port on an interface that is not there or
+# is no Ethernet interface, a peer that never answers ARP, hugepages wanted
+# but none reserved.  (A memif server without a client is no bad setup: its
 # port is up as soon as its socket listens, and its client may come later.)
 #   bad-setups.sh PINGPONG
 set -uo pipefail
@@ -85,6 +86,15 @@ expect "EAL runtime directory too long" 2 "telemetry socket /.*/dpdk_telemetry.v
 conf "$tmp/orphan.conf" o "net_memif0,role=client,socket=$tmp/o.sock,socket-abstract=no"
 expect "memif peer never connects (client)" 4 "memif peer did not connect within 1 s" \
 	env USIW_CONFIG=$tmp/orphan.conf "$pingpong" client 10.77.0.1
+
+# usiw's own af_packet port (libusiw/packet_socket.c) on an interface that is
+# not there, and on loopback, which has no Ethernet header to send.
+conf "$tmp/noif.conf" i "af_packet:usiw-no-such"
+expect "af_packet: no such interface" 2 "no interface usiw-no-such in this network namespace" \
+	env USIW_CONFIG=$tmp/noif.conf "$pingpong" server
+conf "$tmp/lo.conf" l "af_packet:lo"
+expect "af_packet: not Ethernet" 2 "lo is not an Ethernet interface" \
+	env USIW_CONFIG=$tmp/lo.conf "$pingpong" server
 
 # A socket in use: a first server serves it while a second one tries it.
 conf "$tmp/first.conf" f "net_memif0,role=server,socket=$tmp/f.sock,socket-abstract=no"
