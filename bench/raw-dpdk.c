@@ -1,9 +1,9 @@
 /* raw-dpdk: the limit of a link for bench/run.  Plain Ethernet frames, no
  * protocol: rte_eth_rx_burst / rte_eth_tx_burst (or, for [port] device =
  * af_packet:IF, the bursts of usiw's own packet socket, as the engine's),
- * busy polling, one thread per side.  It runs on exactly the link tools/usiw-pair builds for usiw (the
- * [eal] args, [port] device and mtu of the USIW_CONFIG file), so usiw's
- * figures can be divided by these.
+ * busy polling, one thread per side.  It runs on exactly the link
+ * tools/usiw-pair builds for usiw (the [eal] args, [port] device and mtu of
+ * the USIW_CONFIG file), so usiw's figures can be divided by these.
  *
  *   raw-dpdk [--config FILE] server [--place]
  *       echoes ping messages and counts streamed frames (prints one 'stream'
