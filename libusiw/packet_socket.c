@@ -269,20 +269,24 @@ uint16_t usiw_packet_socket_rx(struct usiw_packet_socket *s, struct rte_mbuf **p
 
 	while (got < n) {
 		struct tpacket2_hdr *h = s->frame[s->next];
-		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
+		const uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+		if (!(status & TP_STATUS_USER))
 			break;
 		struct rte_mbuf *m = NULL;
 		/* A frame longer than ours (the kernel cut it to the ring's
 		 * frame) comes from a peer with a larger MTU, and no part of it
-		 * is of use. */
-		if (h->tp_len <= s->max_frame) {
+		 * is of use.  A frame that had a VLAN tag (the kernel took it
+		 * off into the header) is for a VLAN interface, not for us. */
+		const bool tagged = status & TP_STATUS_VLAN_VALID;
+		const bool whole = h->tp_len <= s->max_frame && h->tp_snaplen == h->tp_len;
+		if (!tagged && whole) {
 			m = rte_pktmbuf_alloc(s->pool);
 			if (!m)
 				break;   /* the frame waits in the ring for an mbuf */
 			memcpy(rte_pktmbuf_mtod(m, void *), (const uint8_t *)h + h->tp_mac, h->tp_len);
 			m->data_len = (uint16_t)h->tp_len;
 			m->pkt_len = h->tp_len;
-		} else if (!s->warned_rx_long) {
+		} else if (!tagged && !s->warned_rx_long) {
 			s->warned_rx_long = true;
 			PACKET_LOG(WARNING, "%s: dropped a frame of %u bytes, longer than [port] mtu "
 				   "allows (%u): give both ends the same mtu", s->ifname, h->tp_len,
