@@ -56,7 +56,6 @@ RTE_LOG_REGISTER(usiw_packet_logtype, usiw.packet, NOTICE);
 struct usiw_packet_socket {
 	int fd;
 	uint16_t max_frame;
-	unsigned mtu;
 	struct rte_ether_addr mac;
 	char ifname[IF_NAMESIZE];
 	uint8_t *ring;
@@ -131,8 +130,9 @@ static int map_ring(struct usiw_packet_socket *s, unsigned frames, char *err, si
 	return 0;
 }
 
-/* The interface's index, MAC and MTU. */
-static int query_interface(struct usiw_packet_socket *s, int *ifindex, char *err, size_t errlen)
+/* The interface's index, MAC (in s) and MTU. */
+static int query_interface(struct usiw_packet_socket *s, int *ifindex, unsigned *mtu, char *err,
+			   size_t errlen)
 {
 	struct ifreq ifr;
 	int rc = interface_request(s, SIOCGIFINDEX, &ifr);
@@ -153,7 +153,7 @@ static int query_interface(struct usiw_packet_socket *s, int *ifindex, char *err
 		snprintf(err, errlen, "%s: cannot read its MTU (%s)", s->ifname, strerror(-rc));
 		return rc;
 	}
-	s->mtu = (unsigned)ifr.ifr_mtu;
+	*mtu = (unsigned)ifr.ifr_mtu;
 	return 0;
 }
 
@@ -227,15 +227,16 @@ int usiw_packet_socket_open(struct usiw_packet_socket **out, const char *ifname,
 	setsockopt(s->fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	setsockopt(s->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 	int ifindex = 0;
+	unsigned mtu = 0;
 	rc = s->gather ? 0 : -ENOMEM;
 	if (rc)
 		snprintf(err, errlen, "out of memory");
 	if (rc == 0)
-		rc = query_interface(s, &ifindex, err, errlen);
-	if (rc == 0 && (unsigned)max_frame > s->mtu + RTE_ETHER_HDR_LEN) {
+		rc = query_interface(s, &ifindex, &mtu, err, errlen);
+	if (rc == 0 && (unsigned)max_frame > mtu + RTE_ETHER_HDR_LEN) {
 		snprintf(err, errlen, "[port] mtu %u is larger than the MTU of %s (%u): lower it, or "
 			 "raise the interface's (ip link set %s mtu %u)",
-			 max_frame - RTE_ETHER_HDR_LEN, ifname, s->mtu, ifname,
+			 max_frame - RTE_ETHER_HDR_LEN, ifname, mtu, ifname,
 			 max_frame - RTE_ETHER_HDR_LEN);
 		rc = -EINVAL;
 	}
@@ -369,11 +370,6 @@ uint16_t usiw_packet_socket_tx(struct usiw_packet_socket *s, struct rte_mbuf **p
 struct rte_ether_addr usiw_packet_socket_mac(const struct usiw_packet_socket *s)
 {
 	return s->mac;
-}
-
-unsigned usiw_packet_socket_mtu(const struct usiw_packet_socket *s)
-{
-	return s->mtu;
 }
 
 bool usiw_packet_socket_link_up(const struct usiw_packet_socket *s)

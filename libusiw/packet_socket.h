@@ -43,9 +43,8 @@ uint16_t usiw_packet_socket_rx(struct usiw_packet_socket *s, struct rte_mbuf **p
  * the call returns, so frames may reference memory the caller reuses. */
 uint16_t usiw_packet_socket_tx(struct usiw_packet_socket *s, struct rte_mbuf **pkts, uint16_t n);
 
-/* The interface's MAC, MTU and whether it is up with a carrier. */
+/* The interface's MAC, and whether it is up with a carrier. */
 struct rte_ether_addr usiw_packet_socket_mac(const struct usiw_packet_socket *s);
-unsigned usiw_packet_socket_mtu(const struct usiw_packet_socket *s);
 bool usiw_packet_socket_link_up(const struct usiw_packet_socket *s);
 
 #endif
