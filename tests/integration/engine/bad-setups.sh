@@ -3,16 +3,18 @@
 # says what is wrong: a missing configuration, a bad key, a bad
 # USIW_CLOCK_SLOWDOWN, socket paths too long for a socket (memif's, EAL's
 # telemetry socket), a memif socket already in use, a memif client whose
-# server is not there, an af_packet port on an interface that is not there or
-# is no Ethernet interface, a peer that never answers ARP, hugepages wanted
-# but none reserved.  (A memif server without a client is no bad setup: its
-# port is up as soon as its socket listens, and its client may come later.)
+# server is not there, an af_packet port on an interface that is not there,
+# is no Ethernet interface or has a smaller MTU, a peer that never answers
+# ARP, hugepages wanted but none reserved.  (A memif server without a client
+# is no bad setup: its port is up as soon as its socket listens, and its
+# client may come later.)
 #   bad-setups.sh PINGPONG
 set -uo pipefail
 pingpong=$1
 tmp=$(mktemp -d /tmp/usiw-bad.XXXXXX)
 pids=()
-trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp" /var/run/dpdk/usiw-bad-${tmp##*.}-*' EXIT
+ns=usiw-bad-${tmp##*.}
+trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; ip netns del "$ns" 2>/dev/null; rm -rf "$tmp" /var/run/dpdk/usiw-bad-${tmp##*.}-*' EXIT
 failures=0
 n=0
 
@@ -95,6 +97,18 @@ expect "af_packet: no such interface" 2 "no interface usiw-no-such in this netwo
 conf "$tmp/lo.conf" l "af_packet:lo"
 expect "af_packet: not Ethernet" 2 "lo is not an Ethernet interface" \
 	env USIW_CONFIG=$tmp/lo.conf "$pingpong" server
+# ... and with [port] mtu above the interface's MTU, on a veth pair of its
+# own in a namespace of its own.
+if ip netns add "$ns" 2>/dev/null &&
+	ip -n "$ns" link add bad0 mtu 1500 type veth peer name bad1 &&
+	ip -n "$ns" link set bad0 up && ip -n "$ns" link set bad1 up; then
+	conf "$tmp/mtu.conf" t "af_packet:bad0" "mtu = 9000"
+	expect "af_packet: mtu above the interface's" 2 \
+		"\[port\] mtu 9000 is larger than the MTU of bad0 \(1500\)" \
+		ip netns exec "$ns" env USIW_CONFIG=$tmp/mtu.conf "$pingpong" server
+else
+	echo "skip af_packet: mtu above the interface's: cannot create a namespace and veth pair"
+fi
 
 # A socket in use: a first server serves it while a second one tries it.
 conf "$tmp/first.conf" f "net_memif0,role=server,socket=$tmp/f.sock,socket-abstract=no"
