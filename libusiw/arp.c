@@ -238,9 +238,12 @@ out:
 	rte_pktmbuf_free(m);
 }
 
-void usiw_arp_timer(struct usiw_engine *e, uint64_t now)
+void usiw_arp_timer(struct usiw_engine *e)
 {
-	if (e->arp.incomplete == 0 || now < e->arp.next_timer_tsc)
+	if (e->arp.incomplete == 0)
+		return;
+	const uint64_t now = rte_get_tsc_cycles();
+	if (now < e->arp.next_timer_tsc)
 		return;
 	e->arp.next_timer_tsc = now + ms_to_tsc(TIMER_PERIOD_MS);
 

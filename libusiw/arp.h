@@ -58,8 +58,10 @@ int usiw_arp_state(struct usiw_engine *e, uint32_t ipv4);
 /* Handles a received ARP frame (takes m). */
 void usiw_arp_input(struct usiw_engine *e, struct rte_mbuf *m);
 
-/* Retransmits outstanding requests and gives up on silent peers. */
-void usiw_arp_timer(struct usiw_engine *e, uint64_t now_tsc);
+/* Retransmits outstanding requests and gives up on silent peers.  From
+ * each progress pass: a compare, and the clock is read only while a
+ * request is outstanding. */
+void usiw_arp_timer(struct usiw_engine *e);
 
 /* Announces our address (a gratuitous ARP request). */
 void usiw_arp_announce(struct usiw_engine *e);

@@ -131,6 +131,12 @@ unsigned usiw_engine_flush(struct usiw_engine *engine);
  * gather.  True if it flushed, or another thread is progressing (which
  * flushes). */
 bool usiw_engine_flush_unless_bundling(struct usiw_engine *engine);
+/* How many flushes of the frames waiting for the port there were: equal
+ * counts with frames waiting at the second mean that what waited at the
+ * first waits still (usiw_progress_post_clock). */
+uint64_t usiw_engine_tx_flushes(const struct usiw_engine *engine);
+/* Whether frames wait for the next flush. */
+bool usiw_engine_tx_waiting(const struct usiw_engine *engine);
 
 /* The engine's lock (recursive; a waiter yields the CPU), which every call
  * above takes for as long as it works the engine.  A layer above guards its

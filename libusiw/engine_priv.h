@@ -44,6 +44,7 @@ struct usiw_engine {
 	struct usiw_demux demux;
 	struct rte_ring *loopback;
 	uint32_t tx_buffered_bytes;   /* in port.txb (usiw_engine_tx_frame) */
+	uint64_t tx_flushes;          /* usiw_engine_tx_flushes */
 	/* The last frame in port.txb if a bundling endpoint built it (and
 	 * may append to it), else NULL (usiw_udp_bundle). */
 	struct rte_mbuf *tx_bundle_tail;

@@ -58,9 +58,12 @@ void usiw_memif_link_init(struct usiw_memif_link *l, uint16_t port_id)
 	l->released = false;
 }
 
-void usiw_memif_link_check(struct usiw_memif_link *l, uint64_t now_tsc)
+void usiw_memif_link_check(struct usiw_memif_link *l)
 {
-	if (!l->waiting || now_tsc < l->next_check_tsc)
+	if (!l->waiting)
+		return;
+	const uint64_t now_tsc = rte_get_tsc_cycles();
+	if (now_tsc < l->next_check_tsc)
 		return;
 	struct rte_eth_link link;
 	l->next_check_tsc = now_tsc + rte_get_tsc_hz() / 1000 * LINK_CHECK_MS;

@@ -23,9 +23,10 @@ struct usiw_memif_link {
 
 /* For a memif port: wait for its link from now on. */
 void usiw_memif_link_init(struct usiw_memif_link *l, uint16_t port_id);
-/* From each progress pass: a compare, and every few milliseconds a look at
- * the link until it is up; then the alarm is set, once. */
-void usiw_memif_link_check(struct usiw_memif_link *l, uint64_t now_tsc);
+/* From each progress pass: a compare (and a clock read) until the link is
+ * up, with a look at the link every few milliseconds; then the alarm is
+ * set, once. */
+void usiw_memif_link_check(struct usiw_memif_link *l);
 /* Before the port closes, once nothing polls it any more: lets the
  * interrupt thread go (memif's pending events, such as the peer's
  * disconnect, run after this). */

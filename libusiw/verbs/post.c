@@ -127,7 +127,7 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 		*bad_wr = wr;
 	}
 	while (wr && !rc) {
-		usiw_progress_post_clock();
+		usiw_progress_post_clock(qp->ctx);
 		rc = post_one_send(qp, wr);
 		if (rc)
 			*bad_wr = wr;

@@ -62,11 +62,12 @@ void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle);
 /* With the lock held, before each work request of an ibv_post_send: one
  * clock read, which the QP's stack takes as the time of the packets it
  * sends for that request and usiw_progress_sent_locked as the time of the
- * application's call (it was a read for each, and the TSC takes ~13 ns to
- * read here, a twentieth of a 64 B Send at ib_send_bw's rate).
+ * application's call (it was a read for each, and the TSC takes ~23 ns to
+ * read here), or none: the last post's clock while the frames it left
+ * wait for a flush still (progress.c says why that holds).
  * usiw_progress_sent_locked or usiw_progress_locked, one of which ends
  * every post, forgets it. */
-void usiw_progress_post_clock(void);
+void usiw_progress_post_clock(struct usiw_context *ctx);
 /* True while frames ibv_post_send left waiting for a bundle have not been
  * flushed by a progress pass. */
 bool usiw_progress_flush_deferred(void);
