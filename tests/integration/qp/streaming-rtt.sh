@@ -5,10 +5,10 @@
 # progress.c, post_clock).  A kept clock that was never forgotten would make
 # TRP's send times ever older, and one behind a time TRP already saw could
 # wrap its RTT samples: either shows as an srtt far above a memif link's
-# fraction of a millisecond.  The sender asks for its own QP's counters 2 s
-# into a 4 s run: it must have sent data, have RTT samples (min RTT above 0)
-# and an srtt under 20 ms.  Here it measures ~0.2 ms (its frames queue
-# behind each other), ~0.5 ms in the ASan build, and 92 ms with a kept
+# fraction of a millisecond.  2 s into a 4 s run the sender's QP counters
+# are asked for: it must have sent data, have RTT samples (min RTT above 0)
+# and an srtt under 20 ms.  Here it measures 0.02-0.2 ms (its frames queue
+# behind each other), ~0.5 ms in the ASan build, and 84-94 ms with a kept
 # clock that is never forgotten.
 # usage: streaming-rtt.sh LINK
 set -euo pipefail
