@@ -41,6 +41,7 @@ static struct {
 	 * helper thread to stay out of the way of an application that
 	 * progresses itself. */
 	_Atomic uint64_t app_last_call_ns;
+	_Atomic uint64_t app_calling_since_ns;
 	/* usiw_clock_ns() time of the last usiw_progress_app_may_wait (0:
 	 * none). */
 	_Atomic uint64_t app_may_wait_ns;
@@ -190,14 +191,22 @@ void usiw_context_unlock(struct usiw_context *ctx)
 
 /* The cheap check first: nothing but a compare when no stack was used and
  * no timer is due, which is every call of a spinning poll_cq between
- * packets. */
-static void run_due_timers(uint64_t now)
+ * packets.  What the timers send (a delayed ACK, a retransmission) is
+ * flushed here: the pass flushed before they ran, and the next pass may be
+ * a sleep away, the helper's (up to 1 ms idle) or an application's that
+ * backs off.  Traced in usiw-verbs-check (deferred_leave) over af_packet
+ * under load: a helper ran the server's delayed ACK timer, then slept 1 ms
+ * with the ACK unsent, and the client's 2 ms pause ended before it left. */
+static void run_due_timers(struct usiw_engine *engine, uint64_t now)
 {
 	if (!progress.timers.changed &&
 	    now < atomic_load_explicit(&progress.next_deadline, memory_order_relaxed))
 		return;
-	atomic_store_explicit(&progress.next_deadline, usiw_qp_timers_run(&progress.timers, now),
+	uint64_t nd = usiw_qp_timers_run(&progress.timers, now);
+	atomic_store_explicit(&progress.next_deadline, nd,
 			      memory_order_relaxed);
+	if (usiw_engine_tx_waiting(engine))
+		usiw_engine_flush(engine);
 }
 
 /* Before a progress pass, whose flush sends what post_send left waiting. */
@@ -233,8 +242,14 @@ static void flush_deferred_set(void)
 	set_and_wake_helper(&progress.flush_deferred);
 }
 
+/* A post's kept clock (usiw_progress_post_clock) may be older than the last
+ * call: signed, that continues the run. */
 static void note_app_call(uint64_t now)
 {
+	uint64_t last = atomic_load_explicit(&progress.app_last_call_ns, memory_order_relaxed);
+
+	if ((int64_t)(now - last) >= USIW_APP_CALL_GAP_NS)
+		atomic_store_explicit(&progress.app_calling_since_ns, now, memory_order_relaxed);
 	atomic_store_explicit(&progress.app_last_call_ns, now, memory_order_relaxed);
 }
 
@@ -295,7 +310,7 @@ static unsigned engine_pass(struct usiw_engine *engine, uint64_t now)
 		last = usiw_engine_progress(engine);
 		handled += last;
 	}
-	run_due_timers(now);
+	run_due_timers(engine, now);
 	pass_clock = 0;
 	return handled;
 }
@@ -453,6 +468,11 @@ uint64_t usiw_progress_app_may_wait_ns(void)
 uint64_t usiw_progress_app_last_call_ns(void)
 {
 	return atomic_load_explicit(&progress.app_last_call_ns, memory_order_relaxed);
+}
+
+uint64_t usiw_progress_app_calling_since_ns(void)
+{
+	return atomic_load_explicit(&progress.app_calling_since_ns, memory_order_relaxed);
 }
 
 int usiw_progress_add_running(struct usiw_qp *qp)

@@ -105,8 +105,14 @@ void usiw_progress_posted(struct usiw_qp *qp);
  * progressing or about to).  Returns the frames handled; *next_deadline is
  * the earliest timer of the running stacks (UINT64_MAX: none). */
 unsigned usiw_progress_pass(struct usiw_engine *engine, uint64_t *next_deadline);
-/* usiw_clock_ns() time of the application's last progressing verbs call. */
+/* An application spinning on poll_cq calls every microsecond or so; one
+ * that has not called for this long is waiting on something else, and its
+ * next call begins a new run of calls. */
+#define USIW_APP_CALL_GAP_NS 10000
+/* usiw_clock_ns() time of the application's last progressing verbs call,
+ * and of the first call of the run it ended. */
 uint64_t usiw_progress_app_last_call_ns(void);
+uint64_t usiw_progress_app_calling_since_ns(void);
 /* The application may be about to stop calling verbs and wait elsewhere:
  * it armed a CQ (to block on the channel), or a QP reached RTR or RTS (it
  * may now wait on its own socket).  progress_thread.c says what the helper

@@ -7,7 +7,7 @@
  * competing for the two cores of a machine where both endpoints run:
  *
  * - while the application drives progress (a progressing verbs call within
- *   APP_DRIVING_NS), the thread sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us
+ *   APP_DRIVING_NS, after such calls for APP_DRIVING_NS), the thread sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us
  *   if it handled frames within the spin spell: the application needed it a
  *   moment ago) and only looks at the time of the last call when it wakes;
  * - when the application stops calling, the thread progresses, and keeps
@@ -91,9 +91,7 @@
 #include "libusiw/config.h"
 #include "progress.h"
 
-/* An application spinning on poll_cq calls every microsecond or so; one
- * that has not called for this long is waiting on something else. */
-#define APP_DRIVING_NS 10000u
+#define APP_DRIVING_NS USIW_APP_CALL_GAP_NS
 #define MAX_IDLE_SLEEP_NS 1000000u
 /* While the application drives: 100 wake-ups a second, each preempting a
  * spinning thread, reach ib_send_lat's 99th percentile no more (1000, or
@@ -116,7 +114,7 @@ static struct {
 	uint64_t sleep_ns;               /* 0: never sleep */
 	atomic_bool stop;
 	atomic_bool take_over;           /* usiw_helper_thread_take_over */
-	atomic_bool long_sleep;          /* in a MAX_DRIVING_SLEEP_NS sleep */
+	atomic_bool long_sleep;          /* in a sleep a wake may cut short */
 	atomic_bool wake_now;            /* usiw_helper_thread_wake */
 	pthread_mutex_t wake_lock;       /* the sleep: a timed wait on wake */
 	pthread_cond_t wake;
@@ -188,9 +186,20 @@ static void *helper_main(void *arg)
 	while (!atomic_load_explicit(&helper.stop, memory_order_relaxed)) {
 		uint64_t now = usiw_clock_ns();
 		uint64_t app = usiw_progress_app_last_call_ns();
+		/* Read after the last call (as written before it): a run of
+		 * calls that begins between the two reads looks just begun. */
+		uint64_t since = usiw_progress_app_calling_since_ns();
 		bool taking_over = atomic_load_explicit(&helper.take_over, memory_order_relaxed);
-		/* app > now: a call since our clock read */
-		bool app_driving = !taking_over && (app > now || now - app < APP_DRIVING_NS);
+		/* app > now: a call since our clock read.  A recent call is
+		 * not enough: an application that backs off polls once a
+		 * millisecond, and a look that fell within APP_DRIVING_NS of
+		 * one of those polls slept MAX_DRIVING_SLEEP_NS, leaving the
+		 * timers to its polls (usiw-verbs-check's server in
+		 * deferred_leave, traced: a delayed ACK went 1 ms late, in 2
+		 * runs of 80 over af_packet under load).  It must have gone
+		 * on calling for APP_DRIVING_NS. */
+		bool app_driving = !taking_over && (app > now || now - app < APP_DRIVING_NS) &&
+				   (int64_t)(app - since) >= APP_DRIVING_NS;
 		uint64_t next_deadline = UINT64_MAX;
 
 		/* A driving application runs the timers itself.  Its pending
@@ -244,6 +253,20 @@ static void *helper_main(void *arg)
 				/* too short to be worth a wake-up */
 				atomic_store_explicit(&helper.long_sleep, false,
 						      memory_order_relaxed);
+		} else if (!app_driving && ns > helper.sleep_ns) {
+			/* An idle sleep, up to MAX_IDLE_SLEEP_NS: a post
+			 * that leaves a bundle wakes us from it too, as the
+			 * application may have begun a run of calls we did
+			 * not see (on two busy cores we look seldom) and
+			 * stop after it.  Traced: a helper that began a 1 ms
+			 * sleep 5 us before such a post sent the bundle
+			 * 1 ms later, past usiw-verbs-check's 2 ms pause. */
+			atomic_store(&helper.long_sleep, true);
+			if (usiw_progress_flush_deferred()) {
+				ns = helper.sleep_ns;
+				atomic_store_explicit(&helper.long_sleep, false,
+						      memory_order_relaxed);
+			}
 		}
 		if (ns)
 			sleep_ns(ns);

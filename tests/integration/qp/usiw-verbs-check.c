@@ -605,8 +605,9 @@ static void many_outstanding(struct client *c)
  * sleep, so that the helper is in one when the Writes are posted: the post
  * must wake it (in a CI run where the helper was in one by chance, none of
  * the 16 had completed).  The first Write goes at once, alone; the other
- * 15, posted while it is unacknowledged, are the bundle. */
-static void deferred_leave(struct client *c, bool lossy)
+ * 15, posted while it is unacknowledged, are the bundle.  Returns how many
+ * had completed after the pause. */
+static int deferred_leave_once(struct client *c, long drive_ms, uint32_t seed, uint64_t first_id)
 {
 	enum { N = 16, LEN = 64 };
 	struct ibv_sge sge[N];
@@ -614,25 +615,50 @@ static void deferred_leave(struct client *c, bool lossy)
 	struct ibv_wc wc[N];
 	const struct timespec pause = { 0, 2 * 1000 * 1000 };
 
-	fill(c->src, N * LEN, 4711);
-	chain_writes(c, wr, sge, N, LEN, 3u << 20, 700, true);
+	fill(c->src, N * LEN, seed);
+	chain_writes(c, wr, sge, N, LEN, 3u << 20, first_id, true);
 	wr[0].next = NULL;
-	drive_progress_ms(c->e.scq, 30);
+	drive_progress_ms(c->e.scq, drive_ms);
 	post_send(c->e.qp, &wr[0]);
 	post_send(c->e.qp, &wr[1]);
 	nanosleep(&pause, NULL);
 	int done = ibv_poll_cq(c->e.scq, N, wc);
 	if (done < 0)
 		die("ibv_poll_cq");
-	/* Over a lossy link a lost frame waits for its retransmission. */
-	if (done != N && !lossy)
-		fail("%d of %d Writes complete after a 2 ms pause without verbs calls", done, N);
 	for (int i = 0; i < N; i++) {
 		if (i >= done)
 			wc[i] = poll_one(c->e.scq);
-		expect_wc(&wc[i], 700 + i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, "deferred Write");
+		expect_wc(&wc[i], first_id + i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+			  "deferred Write");
 	}
-	read_back(c, N * LEN, 3u << 20, 4711, "deferred Writes read back");
+	read_back(c, N * LEN, 3u << 20, seed, "deferred Writes read back");
+	return done;
+}
+
+/* deferred_leave_once, up to three times until all 16 are in.  2 ms is a
+ * bound for the scheduler too: on two cores shared with another test's
+ * spinning processes, traced runs (a ring of TSC-stamped events in both
+ * processes) showed the client's helper, woken by the post, or the
+ * server's, due to acknowledge, get no CPU for 1.7-3.5 ms: 3 runs of 150
+ * over af_packet.  A helper that the post does not wake sends the Writes
+ * only at the end of its 10 ms sleep, most often after the pause; the
+ * attempts drive progress for different times first, so that they post at
+ * different points of that sleep. */
+static void deferred_leave(struct client *c, bool lossy)
+{
+	enum { ATTEMPTS = 3 };
+	int done = 0;
+
+	for (int a = 0; a < ATTEMPTS; a++) {
+		done = deferred_leave_once(c, 30 + 3 * a, 4711 + (uint32_t)a, 700 + 16u * (uint64_t)a);
+		/* Over a lossy link a lost frame waits for its retransmission. */
+		if (done == 16 || lossy)
+			return;
+		printf("client: attempt %d: %d of 16 deferred Writes complete after the pause\n",
+		       a + 1, done);
+	}
+	fail("%d of 16 Writes complete after a 2 ms pause without verbs calls, in each of %d "
+	     "attempts", done, ATTEMPTS);
 }
 
 /* A Write into the STag the Send with Invalidate invalidated: the requester
