@@ -7,9 +7,10 @@
  * competing for the two cores of a machine where both endpoints run:
  *
  * - while the application drives progress (a progressing verbs call within
- *   APP_DRIVING_NS, after such calls for APP_DRIVING_NS), the thread sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us
- *   if it handled frames within the spin spell: the application needed it a
- *   moment ago) and only looks at the time of the last call when it wakes;
+ *   APP_DRIVING_NS, the last of calls that went on for as long), the thread
+ *   sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us if it handled frames within
+ *   the spin spell: the application needed it a moment ago) and only looks
+ *   at the time of the last call when it wakes;
  * - when the application stops calling, the thread progresses, and keeps
  *   busy-polling for [engine] idle-spin-us after the later of the last call
  *   and the last frame it handled (a stream of traffic keeps it spinning),
