@@ -7,10 +7,10 @@
  * competing for the two cores of a machine where both endpoints run:
  *
  * - while the application drives progress (a progressing verbs call within
- *   APP_DRIVING_NS, the last of calls that went on for as long), the thread
- *   sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us if it handled frames within
- *   the spin spell: the application needed it a moment ago) and only looks
- *   at the time of the last call when it wakes;
+ *   USIW_APP_CALL_GAP_NS, the last of calls that went on for as long), the
+ *   thread sleeps MAX_DRIVING_SLEEP_NS (idle-sleep-us if it handled frames
+ *   within the spin spell: the application needed it a moment ago) and only
+ *   looks at the time of the last call when it wakes;
  * - when the application stops calling, the thread progresses, and keeps
  *   busy-polling for [engine] idle-spin-us after the later of the last call
  *   and the last frame it handled (a stream of traffic keeps it spinning),
@@ -92,7 +92,6 @@
 #include "libusiw/config.h"
 #include "progress.h"
 
-#define APP_DRIVING_NS USIW_APP_CALL_GAP_NS
 #define MAX_IDLE_SLEEP_NS 1000000u
 /* While the application drives: 100 wake-ups a second, each preempting a
  * spinning thread, reach ib_send_lat's 99th percentile no more (1000, or
@@ -193,14 +192,15 @@ static void *helper_main(void *arg)
 		bool taking_over = atomic_load_explicit(&helper.take_over, memory_order_relaxed);
 		/* app > now: a call since our clock read.  A recent call is
 		 * not enough: an application that backs off polls once a
-		 * millisecond, and a look that fell within APP_DRIVING_NS of
-		 * one of those polls slept MAX_DRIVING_SLEEP_NS, leaving the
-		 * timers to its polls (usiw-verbs-check's server in
-		 * deferred_leave, traced: a delayed ACK went 1 ms late, in 2
-		 * runs of 80 over af_packet under load).  It must have gone
-		 * on calling for APP_DRIVING_NS. */
-		bool app_driving = !taking_over && (app > now || now - app < APP_DRIVING_NS) &&
-				   (int64_t)(app - since) >= APP_DRIVING_NS;
+		 * millisecond, and a look that fell within
+		 * USIW_APP_CALL_GAP_NS of one of those polls slept
+		 * MAX_DRIVING_SLEEP_NS, leaving the timers to its polls
+		 * (usiw-verbs-check's server in deferred_leave, traced: a
+		 * delayed ACK went 1 ms late, in 2 runs of 80 over af_packet
+		 * under load).  It must have gone on calling for as long. */
+		bool app_driving = !taking_over &&
+				   (app > now || now - app < USIW_APP_CALL_GAP_NS) &&
+				   (int64_t)(app - since) >= USIW_APP_CALL_GAP_NS;
 		uint64_t next_deadline = UINT64_MAX;
 
 		/* A driving application runs the timers itself.  Its pending
@@ -239,35 +239,34 @@ static void *helper_main(void *arg)
 			ns = helper.sleep_ns;   /* it needed us a moment ago */
 		else
 			ns = MAX_DRIVING_SLEEP_NS;
-		if (ns == MAX_DRIVING_SLEEP_NS) {
-			/* Announced before the hint is looked at, as the hint
-			 * is stored before the announcement is looked at
-			 * (seq_cst both): one of the two sides sees the other. */
-			atomic_store(&helper.long_sleep, true);
-			uint64_t hint = usiw_progress_app_may_wait_ns();
-			/* hint > now: given since our clock read */
-			if (hint > now || now - hint < WAIT_WATCH_NS || usiw_progress_flush_deferred())
-				ns = helper.sleep_ns;
-			else if (usiw_progress_take_tx_waiting())
-				ns = TX_WAITING_SLEEP_NS;
-			if (ns != MAX_DRIVING_SLEEP_NS)
-				/* too short to be worth a wake-up */
-				atomic_store_explicit(&helper.long_sleep, false,
-						      memory_order_relaxed);
-		} else if (!app_driving && ns > helper.sleep_ns) {
-			/* An idle sleep, up to MAX_IDLE_SLEEP_NS: a post
-			 * that leaves a bundle wakes us from it too, as the
-			 * application may have begun a run of calls we did
-			 * not see (on two busy cores we look seldom) and
-			 * stop after it.  Traced: a helper that began a 1 ms
-			 * sleep 5 us before such a post sent the bundle
-			 * 1 ms later, past usiw-verbs-check's 2 ms pause. */
+		/* A sleep that usiw_helper_thread_wake may cut short: a long
+		 * one beside a driving application, or an idle one longer than
+		 * idle-sleep-us (up to MAX_IDLE_SLEEP_NS).  A post that leaves
+		 * a bundle wakes us from the idle one too, as the application
+		 * may have begun a run of calls we did not see (on two busy
+		 * cores we look seldom) and stopped after it.  Traced: a
+		 * helper that began a 1 ms sleep 5 us before such a post sent
+		 * the bundle 1 ms later, past usiw-verbs-check's 2 ms pause.
+		 * Announced before the flags are looked at, as they are set
+		 * before the announcement is looked at (seq_cst both): one of
+		 * the two sides sees the other. */
+		const uint64_t planned = ns;
+		if (ns == MAX_DRIVING_SLEEP_NS || (!app_driving && ns > helper.sleep_ns)) {
 			atomic_store(&helper.long_sleep, true);
 			if (usiw_progress_flush_deferred()) {
 				ns = helper.sleep_ns;
+			} else if (planned == MAX_DRIVING_SLEEP_NS) {
+				uint64_t hint = usiw_progress_app_may_wait_ns();
+				/* hint > now: given since our clock read */
+				if (hint > now || now - hint < WAIT_WATCH_NS)
+					ns = helper.sleep_ns;
+				else if (usiw_progress_take_tx_waiting())
+					ns = TX_WAITING_SLEEP_NS;
+			}
+			if (ns != planned)
+				/* too short to be worth a wake-up */
 				atomic_store_explicit(&helper.long_sleep, false,
 						      memory_order_relaxed);
-			}
 		}
 		if (ns)
 			sleep_ns(ns);
