@@ -362,9 +362,29 @@ void usiw_progress(struct usiw_context *ctx)
  * ARRIVAL_GAP_NS (the sender paused), and at most ARRIVAL_MAX_NS (longer
  * ones are the helper thread's).  64 KiB take ~15 us over memif and ~160 us
  * over af_packet at MTU 1500, where a bound of 100 us left ib_write_lat at
- * 380-470 us typical, against 157-177 us with this one. */
-#define ARRIVAL_GAP_NS 20000u
-#define ARRIVAL_MAX_NS 500000u
+ * 380-470 us typical, against 157-177 us with 500 us.
+ *
+ * Both bounds are set against what handing the rest to the helper costs
+ * when the application spins on memory next, on the helper's CPU: traced
+ * (ib_write_lat 1 MiB over af_packet, pinned), the helper began to receive
+ * a median of ~3 ms after it was asked, whether it slept or was runnable
+ * (a yielding spin), with its slice cut to 100 us or its nice at -19 alike:
+ * the kernel (6.18) did not preempt the spinning application for it before
+ * the next tick, and the peer's retransmission timer fired meanwhile.  The
+ * gap: over af_packet a sender's frames come in bursts of the ~11 that one
+ * flush hands the kernel, ~40 us apart, with ~20 us without a frame
+ * between them, which ended the old 20 us gap mid-Write.  The maximum: 1 MiB
+ * takes ~1.2-1.4 ms over af_packet, which the old 500 us always cut short.
+ * ib_write_lat over af_packet, runs of one build alternating between the
+ * old bounds (20 us, 500 us) and these: 64 KiB typical 109-129 / 87-93 us,
+ * average 214-613 / 94-96 us, 99th percentile 2.2-4.0 / 0.13-0.14 ms;
+ * 256 KiB typical 1.95-3.84 / 0.53-0.54 ms; 1 MiB typical ~4.0 / 1.5-3.1 ms
+ * (a noisy host); over memif, 1 MiB typical 1.74-2.18 / 0.25-0.29 ms.  An
+ * application polling a CQ while Writes keep arriving may thus stay in
+ * poll_cq for up to 3 ms (ib_write_bw -b 64 KiB moved as much either way,
+ * memif and af_packet). */
+#define ARRIVAL_GAP_NS 100000u
+#define ARRIVAL_MAX_NS 3000000u
 
 /* An application that polled a completion may next wait without calling
  * verbs: ib_write_lat spins on memory for the peer's Write right after the
