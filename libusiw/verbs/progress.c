@@ -365,12 +365,14 @@ void usiw_progress(struct usiw_context *ctx)
  * 380-470 us typical, against 157-177 us with 500 us.
  *
  * Both bounds are set against what handing the rest to the helper costs
- * when the application spins on memory next, on the helper's CPU: traced
- * (ib_write_lat 1 MiB over af_packet, pinned), the helper began to receive
- * a median of ~3 ms after it was asked, whether it slept or was runnable
- * (a yielding spin), with its slice cut to 100 us or its nice at -19 alike:
- * the kernel (6.18) did not preempt the spinning application for it before
- * the next tick, and the peer's retransmission timer fired meanwhile.  The
+ * when the application spins on memory next, on the helper's CPU.  Traced
+ * (ib_write_lat 1 MiB over af_packet, pinned, 2 x 200 round trips): a
+ * helper asleep began to receive ~10 us after it was asked (40 times), but
+ * one that had just worked spins for idle-spin-us, yielding after each
+ * empty poll, and the kernel (6.18) gave the CPU to the application
+ * spinning on memory and ran the helper again a median of ~3.1 ms later
+ * (358 times; a helper slice of 100 us or a nice of -19 changed nothing),
+ * while the peer's retransmission timer fired.  The
  * gap: over af_packet a sender's frames come in bursts of the ~11 that one
  * flush hands the kernel, ~40 us apart, with ~20 us without a frame
  * between them, which ended the old 20 us gap mid-Write.  The maximum: 1 MiB
