@@ -378,8 +378,8 @@ void usiw_progress(struct usiw_context *ctx)
  * between them, which ended the old 20 us gap mid-Write.  The maximum: 1 MiB
  * takes ~1.2-1.4 ms over af_packet, which the old 500 us always cut short.
  * ib_write_lat over af_packet, runs of one build alternating between the
- * old bounds (20 us, 500 us) and these: 64 KiB typical 109-129 / 87-93 us,
- * average 214-613 / 94-96 us, 99th percentile 2.2-4.0 / 0.13-0.14 ms;
+ * old bounds (20 us, 500 us) and these: 64 KiB typical 95-121 / 87-148 us,
+ * average 218-586 / 94-158 us, 99th percentile 2.1-4.0 / 0.13-0.23 ms;
  * 256 KiB typical 1.95-3.84 / 0.53-0.54 ms; 1 MiB typical ~4.0 / 1.5-3.1 ms
  * (a noisy host); over memif, 1 MiB typical 1.74-2.18 / 0.25-0.29 ms.  An
  * application polling a CQ while Writes keep arriving may thus stay in
