@@ -46,7 +46,8 @@
 #define MAX_NAME 256
 #define CQ_BATCH 16
 /* The server looks at the TCP connection (a syscall) once per this many
- * empty CQ reads while it waits for a client's writes to end. */
+ * empty CQ reads while it waits: for a client's writes to end, and for a
+ * client gone (client_gone). */
 #define POLLS_PER_SOCKET_CHECK 4096
 
 enum op { OP_SEND = 1, OP_WRITE = 2 };
@@ -239,11 +240,26 @@ static int parse_port(const char *port)
 
 /* ---- server */
 
-static struct outcome serve_send(struct fabric *f, const struct request *rq)
+/* Ends this child if the client closed its TCP connection (it failed, or
+ * bench/run's timeout killed it) before the end of its run.  The server
+ * serves its next client only once this child is done: a child that went
+ * on waiting for the messages of a udp;ofi_rxd client that had hung and
+ * been killed made every later client time out, each after bench/run's 90
+ * s, while it spun on a CPU that the steps after it measured on. */
+static void end_if_client_gone(int fd)
+{
+	uint8_t byte;
+
+	if (recv(fd, &byte, 1, MSG_DONTWAIT | MSG_PEEK) == 0)
+		die("the client closed the connection before the end of its run");
+}
+
+static struct outcome serve_send(struct fabric *f, int fd, const struct request *rq)
 {
 	struct fi_cq_msg_entry entries[CQ_BATCH];
 	struct outcome out = { 0 };
 	uint64_t posted = 0;
+	unsigned long empty_polls = 0;
 
 	while (out.received < rq->count) {
 		while (posted < rq->count && posted - out.received < rq->window) {
@@ -256,6 +272,8 @@ static struct outcome serve_send(struct fabric *f, const struct request *rq)
 		}
 		size_t n = poll_cq(f, entries);
 
+		if (n == 0 && ++empty_polls % POLLS_PER_SOCKET_CHECK == 0)
+			end_if_client_gone(fd);
 		for (size_t i = 0; i < n; i++) {
 			if (!(entries[i].flags & FI_RECV))
 				continue;
@@ -283,9 +301,11 @@ static struct outcome serve_write(struct fabric *f, int fd, const struct request
 
 	for (unsigned long polls = 1;; polls++) {
 		poll_cq(f, entries);
-		if (polls % POLLS_PER_SOCKET_CHECK == 0 &&
-		    recv(fd, &done, 1, MSG_DONTWAIT) == 1)
+		if (polls % POLLS_PER_SOCKET_CHECK != 0)
+			continue;
+		if (recv(fd, &done, 1, MSG_DONTWAIT) == 1)
 			break;
+		end_if_client_gone(fd);
 	}
 	for (size_t i = 0; i < rq->size; i++)
 		if ((uint8_t)f->buf[i] != pattern_byte(i))
@@ -316,7 +336,7 @@ static void serve_one(int fd, const char *provider)
 	} else {
 		/* The first receives are posted before the client may start. */
 		tcp_setup_send(fd, &ready, sizeof(ready));
-		out = serve_send(&f, &rq);
+		out = serve_send(&f, fd, &rq);
 	}
 	tcp_setup_send(fd, &out, sizeof(out));
 	fabric_close(&f);
