@@ -40,8 +40,9 @@ done
 ss -ltn "sport = :$port" | grep -q LISTEN || fail "the server does not listen on port $port"
 
 for op in send write; do
-	# Far more messages than a second moves: the client is killed mid-run.
-	timeout -s KILL 1 "$fi_bw" client "$provider" 127.0.0.1 "$port" "$op" 4096 100000000 64 >/dev/null 2>&1
+	# Far more messages than 3 s move: the client is killed mid-run, after
+	# it connected even in a sanitizer build.
+	timeout -s KILL 3 "$fi_bw" client "$provider" 127.0.0.1 "$port" "$op" 4096 100000000 64 >/dev/null 2>&1
 	rc=$?
 	[[ $rc -eq 137 ]] || fail "the $op client meant to be killed mid-run ended with $rc"
 	out=$(timeout 30 "$fi_bw" client "$provider" 127.0.0.1 "$port" "$op" 1024 20000 64 2>&1)

@@ -47,7 +47,7 @@
 #define CQ_BATCH 16
 /* The server looks at the TCP connection (a syscall) once per this many
  * empty CQ reads while it waits: for a client's writes to end, and for a
- * client gone (client_gone). */
+ * client gone (end_if_client_gone). */
 #define POLLS_PER_SOCKET_CHECK 4096
 
 enum op { OP_SEND = 1, OP_WRITE = 2 };
