@@ -42,16 +42,25 @@ for _ in $(seq 100); do
 done
 ss -ltn "sport = :$port" | grep -q LISTEN || fail "the server does not listen on port $port"
 
+# Waits up to 30 s for the server to have a child (yes) or none (no).
+wait_child() {
+	for _ in $(seq 300); do
+		if pgrep -P "$server_pid" >/dev/null; then [[ $1 == yes ]] && return 0
+		else [[ $1 == no ]] && return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
 for op in send write; do
+	# The child of the previous client may still be ending: a child seen
+	# below must be this client's.
+	wait_child no || fail "the server's child of the client before the $op one did not end in 30 s"
 	# Far more messages than the test's time moves: killed mid-run, once
 	# the server has a child serving it and that child had a second.
 	"$fi_bw" client "$provider" 127.0.0.1 "$port" "$op" 4096 100000000 64 >/dev/null 2>&1 &
 	client_pid=$!
-	for _ in $(seq 300); do
-		pgrep -P "$server_pid" >/dev/null && break
-		sleep 0.1
-	done
-	pgrep -P "$server_pid" >/dev/null || fail "the server took no $op client in 30 s"
+	wait_child yes || fail "the server took no $op client in 30 s"
 	sleep 1
 	kill -KILL "$client_pid" 2>/dev/null || fail "the $op client meant to be killed mid-run had ended"
 	wait "$client_pid" 2>/dev/null
