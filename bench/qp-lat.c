@@ -38,27 +38,17 @@
 
 #include <infiniband/verbs.h>
 
+#include "qp-set.h"
 #include "verbs-peer.h"
 
-#define MSG_SIZE 64
+#define MSG_SIZE QP_SET_MSG_SIZE
 #define BLOCK 1000
 #define POLL_TIMEOUT_S 10
 
-struct qp_info {
-	uint32_t qpn;
-	uint32_t psn;
-};
-
 struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *scq, *rcq;
+	struct qp_set set;
 	struct ibv_mr *mr;
 	uint8_t *buf;          /* MSG_SIZE per QP to receive, then per QP to send */
-	struct ibv_qp **qp;
-	uint32_t nqp;
-	union ibv_gid gid;
-	struct qp_info *mine;
 };
 
 static void die(const char *fmt, ...)
@@ -91,17 +81,7 @@ static uint8_t *recv_slot(struct side *s, uint32_t i)
  * it, before this one is written. */
 static uint8_t *send_slot(struct side *s, uint32_t i)
 {
-	return s->buf + ((size_t)s->nqp + i) * MSG_SIZE;
-}
-
-/* Round trip n's message on QP i: both numbers, then bytes that change
- * with n. */
-static void fill_message(uint8_t *msg, uint32_t n, uint32_t i)
-{
-	memcpy(msg, &n, sizeof(n));
-	memcpy(msg + sizeof(n), &i, sizeof(i));
-	for (uint32_t k = sizeof(n) + sizeof(i); k < MSG_SIZE; k++)
-		msg[k] = (uint8_t)(n * 31 + k);
+	return s->buf + ((size_t)s->set.n + i) * MSG_SIZE;
 }
 
 static void post_recv(struct side *s, uint32_t i)
@@ -109,80 +89,26 @@ static void post_recv(struct side *s, uint32_t i)
 	struct ibv_sge sge = { (uintptr_t)recv_slot(s, i), MSG_SIZE, s->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	if (ibv_post_recv(s->qp[i], &wr, &bad))
+	if (ibv_post_recv(s->set.qp[i], &wr, &bad))
 		die("ibv_post_recv");
 }
 
 static void setup(struct side *s, uint32_t nqp)
 {
-	s->nqp = nqp;
-	s->ctx = verbs_peer_open_usiw0();
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->scq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(s->ctx, (int)nqp + 16, NULL, NULL, 0);
+	const struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+					.max_recv_sge = 1 };
 	const size_t buf_len = (2 * (size_t)nqp * MSG_SIZE + 4095) / 4096 * 4096;
+
+	qp_set_create(&s->set, nqp, (int)nqp + 16, &cap, IBV_ACCESS_LOCAL_WRITE);
 	s->buf = aligned_alloc(4096, buf_len);
-	s->qp = calloc(nqp, sizeof(*s->qp));
-	s->mine = calloc(nqp, sizeof(*s->mine));
-	if (!s->pd || !s->scq || !s->rcq || !s->buf || !s->qp || !s->mine)
+	if (!s->buf)
 		die("setup");
 	memset(s->buf, 0, buf_len);
-	s->mr = ibv_reg_mr(s->pd, s->buf, buf_len, IBV_ACCESS_LOCAL_WRITE);
+	s->mr = ibv_reg_mr(s->set.pd, s->buf, buf_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!s->mr)
 		die("ibv_reg_mr");
-	if (ibv_query_gid(s->ctx, 1, 0, &s->gid))
-		die("ibv_query_gid");
-	for (uint32_t i = 0; i < nqp; i++) {
-		struct ibv_qp_init_attr init = {
-			.send_cq = s->scq, .recv_cq = s->rcq, .qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
-				 .max_recv_sge = 1 },
-		};
-		s->qp[i] = ibv_create_qp(s->pd, &init);
-		if (!s->qp[i])
-			die("ibv_create_qp %u of %u", i + 1, nqp);
-		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-					 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
-		if (ibv_modify_qp(s->qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					      IBV_QP_ACCESS_FLAGS))
-			die("modify to INIT");
-		s->mine[i] = (struct qp_info){ s->qp[i]->qp_num, (uint32_t)rand() & 0xffffff };
+	for (uint32_t i = 0; i < nqp; i++)
 		post_recv(s, i);
-	}
-}
-
-static void connect_all(struct side *s, int sock)
-{
-	struct qp_info *peer = calloc(s->nqp, sizeof(*peer));
-	union ibv_gid peer_gid;
-
-	if (!peer)
-		die("setup");
-	verbs_peer_exchange(sock, &s->gid, &peer_gid, sizeof(peer_gid));
-	verbs_peer_exchange(sock, s->mine, peer, s->nqp * sizeof(*peer));
-	for (uint32_t i = 0; i < s->nqp; i++) {
-		struct ibv_qp_attr a = {
-			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-			.dest_qp_num = peer[i].qpn, .rq_psn = peer[i].psn,
-			.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
-			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = peer_gid, .hop_limit = 64 } },
-		};
-		if (ibv_modify_qp(s->qp[i], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-			die("modify to RTR");
-		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = s->mine[i].psn,
-					  .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-					  .max_rd_atomic = 1 };
-		if (ibv_modify_qp(s->qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					      IBV_QP_MAX_QP_RD_ATOMIC))
-			die("modify to RTS");
-	}
-	free(peer);
-	char go = 'g';
-	verbs_peer_exchange(sock, &go, &go, 1);
 }
 
 static struct ibv_wc poll_one(struct ibv_cq *cq)
@@ -221,15 +147,15 @@ static void send_on(struct side *s, uint32_t i)
 	struct ibv_wc wc[16];
 	int n, rc;
 
-	while ((n = ibv_poll_cq(s->scq, 16, wc)) > 0)
+	while ((n = ibv_poll_cq(s->set.scq, 16, wc)) > 0)
 		for (int k = 0; k < n; k++)
 			if (wc[k].status != IBV_WC_SUCCESS) {
 				errno = 0;
 				die("send on QP %llu: %s", (unsigned long long)wc[k].wr_id,
 				    ibv_wc_status_str(wc[k].status));
 			}
-	while ((rc = ibv_post_send(s->qp[i], &wr, &bad)) == ENOMEM)
-		poll_one(s->scq);   /* its send queue is full: wait for one */
+	while ((rc = ibv_post_send(s->set.qp[i], &wr, &bad)) == ENOMEM)
+		poll_one(s->set.scq);   /* its send queue is full: wait for one */
 	if (rc) {
 		errno = rc;
 		die("ibv_post_send");
@@ -240,10 +166,10 @@ static void send_on(struct side *s, uint32_t i)
  * Returns its QP's index. */
 static uint32_t receive(struct side *s, uint32_t expect)
 {
-	struct ibv_wc wc = poll_one(s->rcq);
+	struct ibv_wc wc = poll_one(s->set.rcq);
 	uint32_t i = (uint32_t)wc.wr_id;
 
-	if (i >= s->nqp || (expect != UINT32_MAX && i != expect) || wc.byte_len != MSG_SIZE) {
+	if (i >= s->set.n || (expect != UINT32_MAX && i != expect) || wc.byte_len != MSG_SIZE) {
 		errno = 0;
 		die("message on QP %u of %u bytes, expected QP %u", i, wc.byte_len, expect);
 	}
@@ -291,7 +217,7 @@ int main(int argc, char **argv)
 	 * once the server's link end exists and it listens. */
 	setup(&s, nqp);
 	int sock = client ? tcp_setup_connect(argv[2], port) : tcp_setup_accept_one(port);
-	connect_all(&s, sock);
+	qp_set_connect(&s.set, sock);
 
 	/* Round trips after the warm-up: ITERS over all QPs, and as many on QP
 	 * 0 alone when there are several. */
@@ -310,7 +236,7 @@ int main(int argc, char **argv)
 		for (uint32_t n = 0, turn = 0; n < warmup + counted; n++) {
 			bool on_one = n >= warmup && nqp > 1 && (n - warmup) / BLOCK % 2 == 1;
 			uint32_t i = on_one ? 0 : turn++ % nqp;
-			fill_message(send_slot(&s, i), n, i);
+			qp_set_fill_message(send_slot(&s, i), n, i);
 			double t0 = now_us();
 			send_on(&s, i);
 			receive(&s, i);
@@ -340,15 +266,8 @@ int main(int argc, char **argv)
 	char done = 'd';
 	verbs_peer_exchange(sock, &done, &done, 1);
 	close(sock);
-	for (uint32_t i = 0; i < nqp; i++)
-		ibv_destroy_qp(s.qp[i]);
 	ibv_dereg_mr(s.mr);
-	ibv_destroy_cq(s.scq);
-	ibv_destroy_cq(s.rcq);
-	ibv_dealloc_pd(s.pd);
-	ibv_close_device(s.ctx);
+	qp_set_destroy(&s.set);
 	free(s.buf);
-	free(s.qp);
-	free(s.mine);
 	return 0;
 }
