@@ -72,7 +72,7 @@ struct side {
 	struct target peer;
 	uint32_t *writes;  /* the client's Writes on each QP */
 	uint32_t in_flight;
-	uint64_t turn;     /* batches posted: the next spread batch's QP */
+	uint64_t turn;     /* turns taken over all QPs: the next spread turn's QP */
 };
 
 static void die(const char *fmt, ...)
