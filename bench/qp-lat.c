@@ -26,8 +26,8 @@
  * the QPs costs, so a 1-QP figure from another run says little about that
  * cost; blocks a few milliseconds long see the same host. */
 #define _GNU_SOURCE
+#include <err.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,19 +50,6 @@ struct side {
 	struct ibv_mr *mr;
 	uint8_t *buf;          /* MSG_SIZE per QP to receive, then per QP to send */
 };
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	int err = errno;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "qp-lat: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s%s\n", err ? ": " : "", err ? strerror(err) : "");
-	exit(1);
-}
 
 static double now_us(void)
 {
@@ -90,7 +77,7 @@ static void post_recv(struct side *s, uint32_t i)
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	if (ibv_post_recv(s->set.qp[i], &wr, &bad))
-		die("ibv_post_recv");
+		err(1, "ibv_post_recv");
 }
 
 static void setup(struct side *s, uint32_t nqp)
@@ -102,11 +89,11 @@ static void setup(struct side *s, uint32_t nqp)
 	qp_set_create(&s->set, nqp, (int)nqp + 16, &cap, IBV_ACCESS_LOCAL_WRITE);
 	s->buf = aligned_alloc(4096, buf_len);
 	if (!s->buf)
-		die("setup");
+		err(1, "setup");
 	memset(s->buf, 0, buf_len);
 	s->mr = ibv_reg_mr(s->set.pd, s->buf, buf_len, IBV_ACCESS_LOCAL_WRITE);
 	if (!s->mr)
-		die("ibv_reg_mr");
+		err(1, "ibv_reg_mr");
 	for (uint32_t i = 0; i < nqp; i++)
 		post_recv(s, i);
 }
@@ -119,18 +106,17 @@ static struct ibv_wc poll_one(struct ibv_cq *cq)
 	for (;;) {
 		int n = ibv_poll_cq(cq, 1, &wc);
 		if (n < 0)
-			die("ibv_poll_cq");
+			err(1, "ibv_poll_cq");
 		if (n == 1) {
 			if (wc.status != IBV_WC_SUCCESS) {
-				errno = 0;
-				die("completion of wr %llu: %s", (unsigned long long)wc.wr_id,
+				errx(1, "completion of wr %llu: %s", (unsigned long long)wc.wr_id,
 				    ibv_wc_status_str(wc.status));
 			}
 			return wc;
 		}
 		if (now_us() > deadline) {
 			errno = ETIMEDOUT;
-			die("no completion within %d s", POLL_TIMEOUT_S);
+			err(1, "no completion within %d s", POLL_TIMEOUT_S);
 		}
 	}
 }
@@ -150,15 +136,14 @@ static void send_on(struct side *s, uint32_t i)
 	while ((n = ibv_poll_cq(s->set.scq, 16, wc)) > 0)
 		for (int k = 0; k < n; k++)
 			if (wc[k].status != IBV_WC_SUCCESS) {
-				errno = 0;
-				die("send on QP %llu: %s", (unsigned long long)wc[k].wr_id,
+				errx(1, "send on QP %llu: %s", (unsigned long long)wc[k].wr_id,
 				    ibv_wc_status_str(wc[k].status));
 			}
 	while ((rc = ibv_post_send(s->set.qp[i], &wr, &bad)) == ENOMEM)
 		poll_one(s->set.scq);   /* its send queue is full: wait for one */
 	if (rc) {
 		errno = rc;
-		die("ibv_post_send");
+		err(1, "ibv_post_send");
 	}
 }
 
@@ -170,8 +155,7 @@ static uint32_t receive(struct side *s, uint32_t expect)
 	uint32_t i = (uint32_t)wc.wr_id;
 
 	if (i >= s->set.n || (expect != UINT32_MAX && i != expect) || wc.byte_len != MSG_SIZE) {
-		errno = 0;
-		die("message on QP %u of %u bytes, expected QP %u", i, wc.byte_len, expect);
+		errx(1, "message on QP %u of %u bytes, expected QP %u", i, wc.byte_len, expect);
 	}
 	post_recv(s, i);
 	return i;
@@ -232,7 +216,7 @@ int main(int argc, char **argv)
 		double *spread = calloc(iters, sizeof(*spread)), *one = calloc(iters, sizeof(*one));
 		uint32_t n_spread = 0, n_one = 0;
 		if (!spread || !one)
-			die("setup");
+			err(1, "setup");
 		for (uint32_t n = 0, turn = 0; n < warmup + counted; n++) {
 			bool on_one = n >= warmup && nqp > 1 && (n - warmup) / BLOCK % 2 == 1;
 			uint32_t i = on_one ? 0 : turn++ % nqp;
@@ -242,8 +226,8 @@ int main(int argc, char **argv)
 			receive(&s, i);
 			double rtt = now_us() - t0;
 			if (memcmp(recv_slot(&s, i), send_slot(&s, i), MSG_SIZE)) {
-				errno = 0;
-				die("round trip %u on QP %u: the echo differs from the message sent", n, i);
+				errx(1, "round trip %u on QP %u: the echo differs from the message sent",
+				     n, i);
 			}
 			/* With ITERS not a multiple of BLOCK, QP 0 alone gets fewer
 			 * than ITERS, and the spread blocks' extra ones are not

@@ -35,8 +35,8 @@
  * holds that QP's last message (any other content exits 1), so a run also
  * tests that each QP's Writes land where its peer said. */
 #define _GNU_SOURCE
+#include <err.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@
 
 #define MSG_SIZE QP_SET_MSG_SIZE
 #define BATCH 64         /* Writes a QP takes in a turn */
-#define SIGNAL_EVERY 16  /* a multiple of TRP's ack_every (4): no completion waits for a delayed ACK */
+#define SIGNAL_EVERY 16  /* a multiple of TRP's ack_every (4): none waits for a delayed ACK */
 #define IN_FLIGHT 128    /* as perftest's default send queue depth */
 #define BLOCK_MS 10
 #define WARMUP_S 1
@@ -74,19 +74,6 @@ struct side {
 	uint32_t in_flight;
 	uint64_t turn;     /* turns taken over all QPs: the next spread turn's QP */
 };
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	int err = errno;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "qp-rate: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s%s\n", err ? ": " : "", err ? strerror(err) : "");
-	exit(1);
-}
 
 static double now_s(void)
 {
@@ -113,12 +100,12 @@ static void setup(struct side *s, uint32_t nqp)
 	s->buf = aligned_alloc(4096, buf_len);
 	s->writes = calloc(nqp, sizeof(*s->writes));
 	if (!s->buf || !s->writes)
-		die("setup");
+		err(1, "setup");
 	memset(s->buf, 0, buf_len);
 	s->mr = ibv_reg_mr(s->set.pd, s->buf, buf_len,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!s->mr)
-		die("ibv_reg_mr");
+		err(1, "ibv_reg_mr");
 }
 
 /* One Write of QP i's source to its slot; wr_id is how many Writes its
@@ -136,7 +123,7 @@ static void write_on(struct side *s, uint32_t i, bool signaled, uint64_t stands_
 
 	if (rc) {
 		errno = rc;
-		die("ibv_post_send on QP %u", i);
+		err(1, "ibv_post_send on QP %u", i);
 	}
 	s->writes[i]++;
 }
@@ -149,11 +136,10 @@ static uint64_t reap(struct side *s)
 	int n = ibv_poll_cq(s->set.scq, 16, wc);
 
 	if (n < 0)
-		die("ibv_poll_cq");
+		err(1, "ibv_poll_cq");
 	for (int k = 0; k < n; k++) {
 		if (wc[k].status != IBV_WC_SUCCESS) {
-			errno = 0;
-			die("Write completion: %s", ibv_wc_status_str(wc[k].status));
+			errx(1, "Write completion: %s", ibv_wc_status_str(wc[k].status));
 		}
 		done += wc[k].wr_id;
 	}
@@ -169,7 +155,7 @@ static void drain(struct side *s)
 	while (s->in_flight) {
 		if (!reap(s) && now_s() > deadline) {
 			errno = ETIMEDOUT;
-			die("%u Writes not completed within %d s", s->in_flight, POLL_TIMEOUT_S);
+			err(1, "%u Writes not completed within %d s", s->in_flight, POLL_TIMEOUT_S);
 		}
 	}
 }
@@ -197,7 +183,7 @@ static void stream(struct side *s, bool on_one, double seconds, uint64_t *msgs, 
 			last_done = t;
 		} else if (t - last_done > POLL_TIMEOUT_S) {
 			errno = ETIMEDOUT;
-			die("no Write completed within %d s", POLL_TIMEOUT_S);
+			err(1, "no Write completed within %d s", POLL_TIMEOUT_S);
 		}
 	}
 	done += s->in_flight;
@@ -228,8 +214,8 @@ static void check_server(struct side *s, int sock)
 	for (uint32_t i = 0; i < s->set.n; i++) {
 		qp_set_fill_message(want, s->writes[i], i);
 		if (memcmp(slot(s, i), want, MSG_SIZE)) {
-			errno = 0;
-			die("QP %u's slot does not hold its last Write (Write %u of it)", i, s->writes[i]);
+			errx(1, "QP %u's slot does not hold its last Write (Write %u of it)", i,
+			     s->writes[i]);
 		}
 	}
 }
