@@ -110,7 +110,7 @@ static struct ibv_wc poll_one(struct ibv_cq *cq)
 		if (n == 1) {
 			if (wc.status != IBV_WC_SUCCESS) {
 				errx(1, "completion of wr %llu: %s", (unsigned long long)wc.wr_id,
-				    ibv_wc_status_str(wc.status));
+				     ibv_wc_status_str(wc.status));
 			}
 			return wc;
 		}
@@ -137,7 +137,7 @@ static void send_on(struct side *s, uint32_t i)
 		for (int k = 0; k < n; k++)
 			if (wc[k].status != IBV_WC_SUCCESS) {
 				errx(1, "send on QP %llu: %s", (unsigned long long)wc[k].wr_id,
-				    ibv_wc_status_str(wc[k].status));
+				     ibv_wc_status_str(wc[k].status));
 			}
 	while ((rc = ibv_post_send(s->set.qp[i], &wr, &bad)) == ENOMEM)
 		poll_one(s->set.scq);   /* its send queue is full: wait for one */

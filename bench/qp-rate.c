@@ -252,11 +252,9 @@ int main(int argc, char **argv)
 	} else {
 		for (uint32_t i = 0; i < nqp; i++)
 			qp_set_fill_message(slot(&s, i), 0, i);
-		uint64_t msgs[2] = { 0, 0 };  /* spread, QP 0 alone */
-		double time[2] = { 0, 0 };
-		stream(&s, false, WARMUP_S, &msgs[0], &time[0]);
-		msgs[0] = 0;
-		time[0] = 0;
+		uint64_t warmup_msgs = 0, msgs[2] = { 0, 0 };  /* spread, QP 0 alone */
+		double warmup_time = 0, time[2] = { 0, 0 };
+		stream(&s, false, WARMUP_S, &warmup_msgs, &warmup_time);
 		for (uint32_t b = 0; b * BLOCK_MS < seconds * 1000; b++) {
 			bool on_one = nqp > 1 && b % 2 == 1;
 			stream(&s, on_one, BLOCK_MS / 1000.0, &msgs[on_one], &time[on_one]);
