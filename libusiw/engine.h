@@ -177,6 +177,7 @@ struct usiw_engine_stats {
 	uint64_t rx_datagrams;              /* delivered to an endpoint */
 	uint64_t tx_datagrams;              /* accepted by usiw_udp_send */
 	uint64_t tx_bundled;                /* of those, appended to a frame (usiw_udp_bundle) */
+	uint64_t tx_mux_frames;             /* frames that took several endpoints' datagrams */
 	uint64_t drop_no_endpoint;          /* UDP to a port nobody opened */
 	uint64_t closed_port_answers;       /* of those, answered (usiw_udp_set_closed_port_answer) */
 	uint64_t drop_bad_checksum;         /* IPv4 or UDP checksum wrong */

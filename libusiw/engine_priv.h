@@ -53,6 +53,9 @@ struct usiw_engine {
 	 * never reaches 0 (the data is not ours to free). */
 	struct rte_mbuf_ext_shared_info tx_ref_shinfo;
 	uint16_t ip_id;
+	/* Where the last record of tx_bundle_tail starts if that is a mux
+	 * frame, in bytes from its UDP header (engine_udp.c). */
+	uint16_t tx_mux_record;
 	usiw_udp_closed_port_fn closed_port_answer;
 
 	struct usiw_engine_stats stats;

@@ -27,6 +27,7 @@ static int stats_cmd(const char *cmd, const char *params, struct rte_tel_data *d
 	ADD(rx_datagrams);
 	ADD(tx_datagrams);
 	ADD(tx_bundled);
+	ADD(tx_mux_frames);
 	ADD(drop_no_endpoint);
 	ADD(closed_port_answers);
 	ADD(drop_bad_checksum);

@@ -181,6 +181,24 @@ static void lengths_grew(const struct usiw_engine *e, struct rte_mbuf *m, uint16
 							       ip->total_length);
 }
 
+/* A frame that carries datagrams of several endpoints to one peer: UDP
+ * ports 0 to 0 (a port no endpoint can own, usiw_demux_add), and a UDP
+ * payload of records, each a mux_record and then that datagram.  It lets
+ * the QPs that an application posts to in turn share frames, as one QP's
+ * datagrams share a frame in a bundle, and the peer's ACKs to them share
+ * its frames (docs/bench.md, Many QPs).  Only a frame that already holds a
+ * bundling endpoint's datagram and is still the last one waiting for the
+ * flush becomes one, so a large or lone datagram keeps its own ports,
+ * which a NIC can steer by (docs/protocol.md). */
+#define MUX_PORT 0
+
+struct mux_record {
+	rte_be16_t src_port, dst_port;
+	rte_be16_t len;                 /* of the datagram after the record */
+	rte_be16_t reserved;            /* 0; keeps the first packet's DDP header
+					 * 8-byte aligned (docs/protocol.md) */
+};
+
 /* A small message's datagram: TRP and DDP headers and up to ~180 bytes. */
 #define BUNDLE_MIN_ROOM 256
 
@@ -207,9 +225,44 @@ bool usiw_udp_bundle_has_room(const struct usiw_engine *e)
 	return e->tx_bundle_tail && bundle_fits(e, e->tx_bundle_tail, BUNDLE_MIN_ROOM);
 }
 
+/* The frame m's UDP header (m starts with its Ethernet header). */
+static struct rte_udp_hdr *frame_udp(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
+				       sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
+}
+
+/* Turns the bundle frame m into a mux frame whose first record is the
+ * datagram it holds, and returns how many bytes the frame grew by (the
+ * caller counts them, usiw_engine_tx_frame_grew, once m is whole: that may
+ * flush it).  The headers move into the headroom, 8 bytes earlier, so that
+ * the datagram stays where it is and the record takes their place. */
+static size_t mux_convert(struct usiw_engine *e, struct rte_mbuf *m)
+{
+	const uint8_t *hdrs = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t *moved = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(struct mux_record));
+
+	memmove(moved, hdrs, HDRS_LEN);
+	struct rte_udp_hdr *udp = frame_udp(m);
+	const struct mux_record rec = {
+		.src_port = udp->src_port,
+		.dst_port = udp->dst_port,
+		.len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp))),
+	};
+	memcpy(udp + 1, &rec, sizeof(rec));
+	udp->src_port = RTE_BE16(MUX_PORT);
+	udp->dst_port = RTE_BE16(MUX_PORT);
+	e->tx_mux_record = sizeof(*udp);
+	lengths_grew(e, m, sizeof(rec));
+	e->stats.tx_mux_frames++;
+	return sizeof(rec);
+}
+
 /* usiw_udp_bundle: appends the datagram to the last frame waiting for the
- * flush if a bundling endpoint built that frame to the same peer port and
- * the datagram fits.  Returns true if it did. */
+ * flush if a bundling endpoint built that frame to the same peer and the
+ * datagram fits: to the same UDP payload if the frame (in a mux frame, its
+ * last record) is from the same port to the same port, else as a new
+ * record of a mux frame.  Returns true if it did. */
 static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst_ipv4,
 			  uint16_t dst_port, const void *hdr, size_t hdr_len, const void *data,
 			  size_t data_len)
@@ -221,11 +274,37 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 		return false;
 	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
 								sizeof(struct rte_ether_hdr));
-	const struct rte_udp_hdr *udp = (const struct rte_udp_hdr *)(ip + 1);
+	struct rte_udp_hdr *udp = frame_udp(m);
+	const rte_be16_t src = rte_cpu_to_be_16(src_port), dst = rte_cpu_to_be_16(dst_port);
 
-	if (ip->dst_addr != dst_ipv4 || udp->src_port != rte_cpu_to_be_16(src_port) ||
-	    udp->dst_port != rte_cpu_to_be_16(dst_port) || !bundle_fits(e, m, len))
+	if (ip->dst_addr != dst_ipv4)
 		return false;
+	const bool muxed = udp->dst_port == RTE_BE16(MUX_PORT);
+	struct mux_record *last = muxed ? (struct mux_record *)((uint8_t *)udp + e->tx_mux_record)
+					: NULL;
+	const bool same = muxed ? last->src_port == src && last->dst_port == dst
+				: udp->src_port == src && udp->dst_port == dst;
+	/* Another endpoint's datagram takes a record, and a frame that becomes
+	 * a mux frame one more for the datagram it holds. */
+	const size_t records = same ? 0 : muxed ? 1 : 2;
+	size_t grown = len;
+
+	if (!bundle_fits(e, m, len + records * sizeof(struct mux_record)) ||
+	    (records == 2 && rte_pktmbuf_headroom(m) < sizeof(struct mux_record)))
+		return false;
+	if (same && muxed) {
+		last->len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(last->len) + len));
+	} else if (!same) {
+		if (!muxed)
+			grown += mux_convert(e, m);
+		udp = frame_udp(m);
+		const struct mux_record rec = { .src_port = src, .dst_port = dst,
+						.len = rte_cpu_to_be_16((uint16_t)len) };
+		e->tx_mux_record = rte_be_to_cpu_16(udp->dgram_len);
+		memcpy(rte_pktmbuf_append(m, sizeof(rec)), &rec, sizeof(rec));
+		lengths_grew(e, m, sizeof(rec));
+		grown += sizeof(rec);
+	}
 	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
 	memcpy(p, hdr, hdr_len);
 	if (data_len)
@@ -233,7 +312,7 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 	lengths_grew(e, m, (uint16_t)len);
 	e->stats.tx_datagrams++;
 	e->stats.tx_bundled++;
-	usiw_engine_tx_frame_grew(e, (uint32_t)len);
+	usiw_engine_tx_frame_grew(e, (uint32_t)grown);
 	return true;
 }
 
@@ -394,6 +473,51 @@ static bool checksums_good(const struct rte_mbuf *m, const struct rte_ipv4_hdr *
 	return rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, (uint16_t)l4_off) == 0;
 }
 
+/* One received datagram to its endpoint (ports in network order).  Inlined
+ * in both callers: called, it was 25 more instructions per datagram of a
+ * ping-pong (callgrind). */
+static inline __attribute__((always_inline)) void
+deliver(struct usiw_engine *e, uint32_t src_ipv4, rte_be16_t src_port, rte_be16_t dst_port,
+	const void *data, size_t len)
+{
+	struct usiw_udp_endpoint *ep = usiw_demux_lookup(&e->demux, dst_port);
+
+	if (!ep) {
+		e->stats.drop_no_endpoint++;
+		answer_closed_port(e, src_ipv4, rte_be_to_cpu_16(src_port),
+				   rte_be_to_cpu_16(dst_port), data, len);
+		return;
+	}
+	e->stats.rx_datagrams++;
+	ep->rx(ep->ctx, src_ipv4, rte_be_to_cpu_16(src_port), data, len);
+}
+
+/* A mux frame's datagrams, each to its endpoint.  A record whose length
+ * overruns the payload, whose reserved field is not 0 or that is to port 0
+ * ends the frame (it was not built by a usiw sender, and where the next
+ * one starts cannot be trusted); the records before it stand. */
+static void deliver_records(struct usiw_engine *e, uint32_t src_ipv4, const uint8_t *data,
+			    size_t len)
+{
+	struct mux_record rec;
+
+	while (len) {
+		if (len < sizeof(rec)) {
+			e->stats.drop_malformed++;
+			return;
+		}
+		memcpy(&rec, data, sizeof(rec));
+		const size_t n = rte_be_to_cpu_16(rec.len);
+		if (n > len - sizeof(rec) || rec.reserved != 0 || rec.dst_port == RTE_BE16(MUX_PORT)) {
+			e->stats.drop_malformed++;
+			return;
+		}
+		deliver(e, src_ipv4, rec.src_port, rec.dst_port, data + sizeof(rec), n);
+		data += sizeof(rec) + n;
+		len -= sizeof(rec) + n;
+	}
+}
+
 void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m)
 {
 	const size_t l3_off = sizeof(struct rte_ether_hdr);
@@ -439,15 +563,10 @@ void usiw_udp_input(struct usiw_engine *e, struct rte_mbuf *m)
 	const size_t len = udp_len - sizeof(*udp);
 	const void *data = rte_pktmbuf_read(m, (uint32_t)(l4_off + sizeof(*udp)), (uint32_t)len,
 					    e->rx_scratch);
-	struct usiw_udp_endpoint *ep = usiw_demux_lookup(&e->demux, udp->dst_port);
-	if (!ep) {
-		e->stats.drop_no_endpoint++;
-		answer_closed_port(e, ip->src_addr, rte_be_to_cpu_16(udp->src_port),
-				   rte_be_to_cpu_16(udp->dst_port), data, len);
-		goto drop;
-	}
-	e->stats.rx_datagrams++;
-	ep->rx(ep->ctx, ip->src_addr, rte_be_to_cpu_16(udp->src_port), data, len);
+	if (udp->dst_port == RTE_BE16(MUX_PORT))
+		deliver_records(e, ip->src_addr, data, len);
+	else
+		deliver(e, ip->src_addr, udp->src_port, udp->dst_port, data, len);
 drop:
 	rte_pktmbuf_free(m);
 }

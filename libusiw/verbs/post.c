@@ -119,7 +119,8 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 	 * (a ping-pong's latency); one with packets on their way is streaming,
 	 * and its small messages may wait for the next flush, bundled several
 	 * to a datagram (docs/verbs.md, Bundling). */
-	const bool streaming = qp->stack && trp_unacked(qp_stack_conn(qp->stack)) > 0;
+	const bool streaming = usiw_progress_streaming(
+		qp->stack && trp_unacked(qp_stack_conn(qp->stack)) > 0);
 	usiw_udp_set_streaming(qp->udp, streaming);
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
 	    !(qp->state == IBV_QPS_RTR && qp->stack)) {

@@ -59,6 +59,10 @@ void usiw_progress(struct usiw_context *ctx);
  * receive pass, the timers and the clock reads were a tenth of a 64 B
  * Send's instructions. */
 void usiw_progress_sent_locked(struct usiw_context *ctx, bool may_bundle);
+/* With the lock held, at each ibv_post_send: whether the application
+ * streams (the post's may_bundle), given whether the QP has packets
+ * unacknowledged: if it has, or the QP of the post before had. */
+bool usiw_progress_streaming(bool qp_unacked);
 /* With the lock held, before each work request of an ibv_post_send: one
  * clock read, which the QP's stack takes as the time of the packets it
  * sends for that request and usiw_progress_sent_locked as the time of the

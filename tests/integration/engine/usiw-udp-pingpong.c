@@ -5,7 +5,7 @@
  *
  *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]
  *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
- *                            [-w WINDOW] [-b] [-g MS]
+ *                            [-w WINDOW] [-b] [-m] [-g MS]
  *
  * -r: the client's endpoint references the data it sends instead of copying
  * it (usiw_udp_reference_data), and its first datagram, of the largest size,
@@ -23,6 +23,13 @@
  * progress between them: they must leave several to a frame (at least 4 on
  * average), and the server's echo of each frame's payload must split again
  * into exactly those datagrams, each checked.
+ *
+ * -m: the same from MUX_ENDPOINTS bundling client endpoints in turn, each
+ * datagram to one of the server's two bundling ports (PORT+1, PORT+2, which
+ * echo through themselves): frames that take several endpoints' datagrams
+ * (mux frames) must carry them out, at least 4 to a frame, and the echoes
+ * must come back in mux frames too (more datagrams delivered than frames
+ * received), each to the endpoint that sent it.
  *
  * -g MS: after the server's goodbye echo (the server then exits, unless -k),
  * the client keeps polling its engine for MS milliseconds, across the
@@ -87,13 +94,22 @@ struct state {
 #define STREAM_SEQ0 0x40000000u
 #define BUNDLE_SEQ0 0x60000000u
 #define BUNDLE_DATAGRAM 64
+#define MUX_ENDPOINTS 4
 
-/* -b: the bundling endpoint's echoes, checked as they come (bundle_rx). */
+/* -b, -m: the bundling endpoints' echoes, checked as they come (bundle_rx). */
 struct bundle_state {
 	uint8_t *seen;                /* by seq - BUNDLE_SEQ0 */
 	unsigned count;
+	unsigned endpoints;           /* datagram i is sent by endpoint i % endpoints */
 	atomic_uint echoed;
 	atomic_bool bad;
+};
+
+/* One of the bundling endpoints: the echoes it receives must be its own. */
+struct bundle_endpoint {
+	struct bundle_state *b;
+	unsigned index;
+	struct usiw_udp_endpoint *ep;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -187,19 +203,39 @@ static void print_stats(const char *who, struct usiw_engine *e)
 	       st.arp_requests_sent, st.arp_replies_sent, st.arp_received);
 }
 
-static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool keep_serving)
+/* The server's endpoint on port (and its state), echoing through itself;
+ * bundle: a bundling one (-m's ports).  NULL if it cannot open. */
+static struct state *serve_port(struct usiw_engine *e, uint16_t port, bool bundle)
 {
 	struct state *s = calloc(1, sizeof(*s));
-	int rc = usiw_udp_open(e, port, server_rx, s, &s->ep);
+	int rc = s ? usiw_udp_open(e, port, server_rx, s, &s->ep) : -ENOMEM;
+
 	if (rc) {
 		fprintf(stderr, "server: cannot open UDP port %u: %s\n", port, strerror(-rc));
 		free(s);
-		return 1;
+		return NULL;
 	}
+	if (bundle) {
+		usiw_udp_skip_checksum(s->ep);
+		usiw_udp_bundle(s->ep);
+	}
+	return s;
+}
+
+static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool keep_serving)
+{
+	struct state *s = serve_port(e, port, false);
+	struct state *mux[2] = { serve_port(e, (uint16_t)(port + 1), true),
+				 serve_port(e, (uint16_t)(port + 2), true) };
+	int ok = 0;
+
+	if (!s || !mux[0] || !mux[1])
+		goto out;
 	char ip[INET_ADDRSTRLEN];
 	uint32_t addr = usiw_engine_port_attr(e)->ipv4;
 	inet_ntop(AF_INET, &addr, ip, sizeof(ip));
-	printf("server: listening on %s:%u\n", ip, usiw_udp_port(s->ep));
+	printf("server: listening on %s:%u (and %u, %u bundling)\n", ip, usiw_udp_port(s->ep),
+	       port + 1, port + 2);
 	fflush(stdout);
 	int64_t deadline = now_ns() + (int64_t)timeout_s * 1000000000;
 	if (keep_serving) {
@@ -211,12 +247,21 @@ static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool 
 		usiw_engine_progress(e);
 	/* Let the echo of the goodbye leave. */
 	usiw_engine_progress(e);
-	printf("server: echoed %lu datagrams%s\n", (unsigned long)s->echoed,
-	       s->bye ? "" : " (timed out)");
+	printf("server: echoed %lu datagrams (%lu on the bundling ports)%s\n",
+	       (unsigned long)(s->echoed + mux[0]->echoed + mux[1]->echoed),
+	       (unsigned long)(mux[0]->echoed + mux[1]->echoed), s->bye ? "" : " (timed out)");
 	print_stats("server", e);
-	int ok = s->bye;
-	usiw_udp_close(s->ep);
-	free(s);
+	ok = s->bye;
+out:
+	for (unsigned k = 0; k < 2; k++)
+		if (mux[k]) {
+			usiw_udp_close(mux[k]->ep);
+			free(mux[k]);
+		}
+	if (s) {
+		usiw_udp_close(s->ep);
+		free(s);
+	}
 	return ok ? 0 : 1;
 }
 
@@ -330,7 +375,8 @@ static int stream(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t
 static void bundle_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void *data,
 		      size_t len)
 {
-	struct bundle_state *b = ctx;
+	const struct bundle_endpoint *be = ctx;
+	struct bundle_state *b = be->b;
 	const uint8_t *d = data;
 
 	(void)src_ip;
@@ -347,6 +393,12 @@ static void bundle_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void 
 		if (i >= b->count || b->seen[i] || p.len != BUNDLE_DATAGRAM) {
 			fprintf(stderr, "client: bundle: unexpected datagram seq %#x len %u\n", p.seq,
 				p.len);
+			b->bad = true;
+			return;
+		}
+		if (i % b->endpoints != be->index) {
+			fprintf(stderr, "client: bundle: endpoint %u received the echo of seq %#x, "
+				"which endpoint %u sent\n", be->index, p.seq, i % b->endpoints);
 			b->bad = true;
 			return;
 		}
@@ -380,54 +432,75 @@ static int poll_past_peer_exit(struct usiw_engine *e, unsigned ms)
 	return up ? 0 : -1;
 }
 
-/* -b: see the top of the file.  Returns 0 if every datagram came back and
+/* -b, -m: see the top of the file; endpoints 1 is -b, more is -m.
+ * Returns 0 if every datagram came back to the endpoint that sent it and
  * they left at least 4 to a frame on average. */
-static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsigned count)
+static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsigned count,
+			unsigned endpoints)
 {
-	struct bundle_state b = { .seen = calloc(count, 1), .count = count };
-	struct usiw_udp_endpoint *ep;
+	struct bundle_state b = { .seen = calloc(count, 1), .count = count,
+				  .endpoints = endpoints };
+	struct bundle_endpoint be[MUX_ENDPOINTS] = {0};
 	struct usiw_engine_stats before, after;
 	uint8_t out[BUNDLE_DATAGRAM];
-	int rc = usiw_udp_open(e, 0, bundle_rx, &b, &ep);
+	const char *what = endpoints > 1 ? "mux" : "bundle";
+	int rc = 0;
 
-	if (rc) {
-		fprintf(stderr, "client: cannot open a UDP port: %s\n", strerror(-rc));
-		free(b.seen);
-		return -1;
+	for (unsigned k = 0; k < endpoints && rc == 0; k++) {
+		be[k] = (struct bundle_endpoint){ .b = &b, .index = k };
+		rc = usiw_udp_open(e, 0, bundle_rx, &be[k], &be[k].ep);
+		if (rc) {
+			fprintf(stderr, "client: cannot open a UDP port: %s\n", strerror(-rc));
+			break;
+		}
+		usiw_udp_skip_checksum(be[k].ep);
+		usiw_udp_bundle(be[k].ep);
 	}
-	usiw_udp_skip_checksum(ep);
-	usiw_udp_bundle(ep);
 	usiw_engine_stats(e, &before);
-	for (unsigned i = 0; i < count;) {
+	for (unsigned i = 0; i < count && rc == 0;) {
 		struct ping p = { BUNDLE_SEQ0 + i, BUNDLE_DATAGRAM };
+		/* -m: every other datagram to the server's other bundling port. */
+		const uint16_t to = endpoints > 1 ? (uint16_t)(port + 1 + i % 2) : port;
 		memcpy(out, &p, sizeof(p));
 		for (size_t k = sizeof(p); k < BUNDLE_DATAGRAM; k++)
 			out[k] = pattern(p.seq, k);
-		rc = usiw_udp_send(ep, dst, port, out, sizeof(p), out + sizeof(p),
+		rc = usiw_udp_send(be[i % endpoints].ep, dst, to, out, sizeof(p), out + sizeof(p),
 				   BUNDLE_DATAGRAM - sizeof(p));
 		if (rc == 0) {
 			i++;
 		} else if (rc == -EAGAIN) {
 			usiw_engine_progress(e);
+			rc = 0;
 		} else {
-			fprintf(stderr, "client: bundle: send failed: %s\n", strerror(-rc));
-			break;
+			fprintf(stderr, "client: %s: send failed: %s\n", what, strerror(-rc));
 		}
 	}
 	int64_t t0 = now_ns();
-	while (b.echoed < count && !b.bad && now_ns() - t0 < RESEND_NS)
+	while (rc == 0 && b.echoed < count && !b.bad && now_ns() - t0 < RESEND_NS)
 		usiw_engine_progress(e);
 	usiw_engine_stats(e, &after);
-	uint64_t frames = after.tx_packets - before.tx_packets;
-	uint64_t bundled = after.tx_bundled - before.tx_bundled;
-	printf("client: bundle of %u x %u B: %u echoed; sent in %lu frames, %lu datagrams "
-	       "bundled into another's frame\n", count, BUNDLE_DATAGRAM, b.echoed, frames, bundled);
-	usiw_udp_close(ep);
+	const uint64_t frames = after.tx_packets - before.tx_packets;
+	const uint64_t bundled = after.tx_bundled - before.tx_bundled;
+	const uint64_t muxed = after.tx_mux_frames - before.tx_mux_frames;
+	const uint64_t frames_in = after.rx_packets - before.rx_packets;
+	const uint64_t datagrams_in = after.rx_datagrams - before.rx_datagrams;
+	printf("client: %s of %u x %u B over %u endpoint(s): %u echoed; sent in %lu frames "
+	       "(%lu of them mux frames), %lu datagrams bundled into another's frame; echoes "
+	       "in %lu frames, %lu datagrams\n", what, count, BUNDLE_DATAGRAM, endpoints,
+	       b.echoed, frames, muxed, bundled, frames_in, datagrams_in);
+	for (unsigned k = 0; k < endpoints; k++)
+		usiw_udp_close(be[k].ep);
 	free(b.seen);
-	if (b.echoed != count || b.bad)
+	if (rc || b.echoed != count || b.bad)
 		return -1;
 	if (frames * 4 > count || bundled + frames < count) {
-		fprintf(stderr, "client: bundle: %u datagrams took %lu frames\n", count, frames);
+		fprintf(stderr, "client: %s: %u datagrams took %lu frames\n", what, count, frames);
+		return -1;
+	}
+	if (endpoints > 1 && (muxed == 0 || datagrams_in <= frames_in)) {
+		fprintf(stderr, "client: mux: %lu mux frames out, %lu datagrams in %lu frames in: "
+			"the endpoints' datagrams did not share frames\n", muxed, datagrams_in,
+			frames_in);
 		return -1;
 	}
 	return 0;
@@ -435,7 +508,7 @@ static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsi
 
 static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
 		      size_t *sizes, unsigned nsizes, bool reference, unsigned window, bool bundle,
-		      unsigned gone_ms)
+		      bool mux, unsigned gone_ms)
 {
 	struct in_addr dst;
 	if (inet_pton(AF_INET, server, &dst) != 1) {
@@ -497,7 +570,9 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 		fprintf(stderr, "client: stream: datagrams lost\n");
 		status = 1;
 	}
-	if (bundle && status == 0 && bundle_burst(e, dst.s_addr, port, count) < 0)
+	if (bundle && status == 0 && bundle_burst(e, dst.s_addr, port, count, 1) < 0)
+		status = 1;
+	if (mux && status == 0 && bundle_burst(e, dst.s_addr, port, count, MUX_ENDPOINTS) < 0)
 		status = 1;
 	int64_t bye_rtt;
 	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
@@ -515,7 +590,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
-		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW] [-b] [-g MS]\n");
+		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW] [-b] [-m] [-g MS]\n");
 }
 
 int main(int argc, char **argv)
@@ -524,7 +599,7 @@ int main(int argc, char **argv)
 	unsigned count = 1000, window = 0, gone_ms = 0;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
-	bool reference = false, keep_serving = false, bundle = false;
+	bool reference = false, keep_serving = false, bundle = false, mux = false;
 	int opt;
 
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
@@ -533,7 +608,7 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:bg:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:bmg:")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
@@ -543,6 +618,7 @@ int main(int argc, char **argv)
 		case 'k': keep_serving = true; break;
 		case 'w': window = (unsigned)atoi(optarg); break;
 		case 'b': bundle = true; break;
+		case 'm': mux = true; break;
 		case 'g': gone_ms = (unsigned)atoi(optarg); break;
 		default: usage(); return 2;
 		}
@@ -582,7 +658,7 @@ int main(int argc, char **argv)
 		}
 		free(list);
 		rc = run_client(e, argv[optind], port, count, sizes, n, reference, window, bundle,
-				gone_ms);
+				mux, gone_ms);
 	}
 	fflush(stdout);
 	usiw_engine_put(e);
