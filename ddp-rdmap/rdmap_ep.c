@@ -241,14 +241,18 @@ bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep)
 	return ep->state == RDMAP_EP_RTS && ep->sq_tx != ep->sq_tail;
 }
 
-/* The endpoint up to its counters' first line, the send WQE that the next
- * post fills and the receive WQE that the next Send consumes, with their
- * scatter/gather entries. */
+/* The endpoint up to its counters' first line; then the send WQE that the
+ * next post fills and the receive WQE that the next Send consumes, with
+ * their scatter/gather entries. */
 void rdmap_ep_prefetch(const struct rdmap_ep *ep)
 {
 	const char *fields = (const char *)ep;
 	for (size_t off = 0; off < sizeof(*ep); off += 64)
 		__builtin_prefetch(fields + off, 1);
+}
+
+void rdmap_ep_prefetch_queues(const struct rdmap_ep *ep)
+{
 	__builtin_prefetch(&ep->sq[ep->sq_tail], 1);
 	__builtin_prefetch((const char *)&ep->sq[ep->sq_tail] + 64, 1);
 	__builtin_prefetch(&ep->sq_sges[(size_t)ep->sq_tail * ep->attr.max_send_sge], 1);

@@ -170,6 +170,12 @@ void qp_stack_prefetch(const struct qp_stack *qs)
 	rdmap_ep_prefetch(qs->ep);
 }
 
+void qp_stack_prefetch_queues(const struct qp_stack *qs)
+{
+	trp_conn_prefetch_queues(qs->conn);
+	rdmap_ep_prefetch_queues(qs->ep);
+}
+
 int qp_stack_post_send(struct qp_stack *qs, const struct rdmap_send_wr *wr)
 {
 	int ret = rdmap_ep_post_send(qs->ep, wr);

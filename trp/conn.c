@@ -548,14 +548,18 @@ void trp_conn_stats(const struct trp_conn *c, struct trp_stats *stats)
 	stats->rcv_next = c->rcv_next;
 }
 
-/* The connection up to its cold part (struct trp_conn orders it so), the
- * slot the next packet sent takes and the receive bitmap's word at
+/* The connection up to its cold part (struct trp_conn orders it so); then
+ * the slot the next packet sent takes and the receive bitmap's word at
  * rcv_next. */
 void trp_conn_prefetch(const struct trp_conn *c)
 {
 	const char *fields = (const char *)c;
 	for (size_t off = 0; off < offsetof(struct trp_conn, cc_before_rto); off += 64)
 		__builtin_prefetch(fields + off, 1);
+}
+
+void trp_conn_prefetch_queues(const struct trp_conn *c)
+{
 	const struct trp_slot *next = &c->slots[(c->una_slot + send_outstanding(c)) & c->slot_mask];
 	for (size_t off = 0; off < sizeof(*next); off += 64)
 		__builtin_prefetch((const char *)next + off, 1);
