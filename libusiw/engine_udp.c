@@ -202,14 +202,17 @@ struct mux_record {
 /* A small message's datagram: TRP and DDP headers and up to ~180 bytes. */
 #define BUNDLE_MIN_ROOM 256
 
+/* The frame m's UDP header (m starts with its Ethernet header). */
+static struct rte_udp_hdr *frame_udp(const struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
+				       sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
+}
+
 /* The UDP payload length of the frame m. */
 static size_t frame_udp_payload(const struct rte_mbuf *m)
 {
-	const struct rte_udp_hdr *udp = rte_pktmbuf_mtod_offset(
-		m, const struct rte_udp_hdr *,
-		sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
-
-	return rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp);
+	return rte_be_to_cpu_16(frame_udp(m)->dgram_len) - sizeof(struct rte_udp_hdr);
 }
 
 /* Whether len more bytes fit in the bundle frame m: under the MTU, and in
@@ -225,19 +228,12 @@ bool usiw_udp_bundle_has_room(const struct usiw_engine *e)
 	return e->tx_bundle_tail && bundle_fits(e, e->tx_bundle_tail, BUNDLE_MIN_ROOM);
 }
 
-/* The frame m's UDP header (m starts with its Ethernet header). */
-static struct rte_udp_hdr *frame_udp(struct rte_mbuf *m)
-{
-	return rte_pktmbuf_mtod_offset(m, struct rte_udp_hdr *,
-				       sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr));
-}
-
 /* Turns the bundle frame m into a mux frame whose first record is the
- * datagram it holds, and returns how many bytes the frame grew by (the
- * caller counts them, usiw_engine_tx_frame_grew, once m is whole: that may
- * flush it).  The headers move into the headroom, 8 bytes earlier, so that
- * the datagram stays where it is and the record takes their place. */
-static size_t mux_convert(struct usiw_engine *e, struct rte_mbuf *m)
+ * datagram it holds; the caller adds the record's bytes to the IPv4 and
+ * UDP lengths (lengths_grew).  The headers move into the headroom, 8 bytes
+ * earlier, so that the datagram stays where it is and the record takes
+ * their place. */
+static void mux_convert(struct usiw_engine *e, struct rte_mbuf *m)
 {
 	const uint8_t *hdrs = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint8_t *moved = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(struct mux_record));
@@ -247,15 +243,13 @@ static size_t mux_convert(struct usiw_engine *e, struct rte_mbuf *m)
 	const struct mux_record rec = {
 		.src_port = udp->src_port,
 		.dst_port = udp->dst_port,
-		.len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(udp->dgram_len) - sizeof(*udp))),
+		.len = rte_cpu_to_be_16((uint16_t)frame_udp_payload(m)),
 	};
 	memcpy(udp + 1, &rec, sizeof(rec));
 	udp->src_port = RTE_BE16(MUX_PORT);
 	udp->dst_port = RTE_BE16(MUX_PORT);
 	e->tx_mux_record = sizeof(*udp);
-	lengths_grew(e, m, sizeof(rec));
 	e->stats.tx_mux_frames++;
-	return sizeof(rec);
 }
 
 /* usiw_udp_bundle: appends the datagram to the last frame waiting for the
@@ -296,22 +290,23 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 		last->len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(last->len) + len));
 	} else if (!same) {
 		if (!muxed)
-			grown += mux_convert(e, m);
-		udp = frame_udp(m);
+			mux_convert(e, m);
 		const struct mux_record rec = { .src_port = src, .dst_port = dst,
 						.len = rte_cpu_to_be_16((uint16_t)len) };
-		e->tx_mux_record = rte_be_to_cpu_16(udp->dgram_len);
+		/* The new record starts where the frame ends now. */
+		e->tx_mux_record = (uint16_t)(rte_pktmbuf_data_len(m) - sizeof(struct rte_ether_hdr) -
+					      sizeof(struct rte_ipv4_hdr));
 		memcpy(rte_pktmbuf_append(m, sizeof(rec)), &rec, sizeof(rec));
-		lengths_grew(e, m, sizeof(rec));
-		grown += sizeof(rec);
+		grown += records * sizeof(rec);
 	}
 	uint8_t *p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
 	memcpy(p, hdr, hdr_len);
 	if (data_len)
 		memcpy(p + hdr_len, data, data_len);
-	lengths_grew(e, m, (uint16_t)len);
+	lengths_grew(e, m, (uint16_t)grown);
 	e->stats.tx_datagrams++;
 	e->stats.tx_bundled++;
+	/* Last: it may flush m. */
 	usiw_engine_tx_frame_grew(e, (uint32_t)grown);
 	return true;
 }
