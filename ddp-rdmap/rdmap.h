@@ -137,7 +137,8 @@ bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep);
 /* A hint, with no effect on behaviour: starts loading every line of the
  * endpoint that its next message in or out uses, reading nothing of it
  * (trp_conn_prefetch's twin); rdmap_ep_prefetch_queues: the entries of its
- * queues that the next messages use (trp_conn_prefetch_queues's twin). */
+ * queues that the next messages and posts use (trp_conn_prefetch_queues's
+ * twin). */
 void rdmap_ep_prefetch(const struct rdmap_ep *ep);
 void rdmap_ep_prefetch_queues(const struct rdmap_ep *ep);
 /* The Terminate this endpoint sent or received last (false if none). */

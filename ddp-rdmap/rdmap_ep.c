@@ -241,9 +241,13 @@ bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep)
 	return ep->state == RDMAP_EP_RTS && ep->sq_tx != ep->sq_tail;
 }
 
-/* The endpoint up to its counters' first line; then the send WQE that the
- * next post fills and the receive WQE that the next Send consumes, with
- * their scatter/gather entries. */
+/* The whole endpoint; then the send WQE that the next post fills, and the
+ * receive WQEs that the next Send consumes and that the next post_recv
+ * fills, with their scatter/gather entries.
+ * A ping-pong over many QPs in turn reposts each receive right after it
+ * completes, before it answers, and that post reads its WQE: warmed too,
+ * qp-lat's half round trip over 1024 QPs was 0.025-0.065 us shorter, with
+ * QP 0 alone the same (five runs, alternate blocks with and without). */
 void rdmap_ep_prefetch(const struct rdmap_ep *ep)
 {
 	const char *fields = (const char *)ep;
@@ -253,11 +257,15 @@ void rdmap_ep_prefetch(const struct rdmap_ep *ep)
 
 void rdmap_ep_prefetch_queues(const struct rdmap_ep *ep)
 {
+	const uint32_t rq_tail = ring_advance(ep->rq_head, ep->rq_count, ep->attr.rq_depth);
+
 	__builtin_prefetch(&ep->sq[ep->sq_tail], 1);
 	__builtin_prefetch((const char *)&ep->sq[ep->sq_tail] + 64, 1);
 	__builtin_prefetch(&ep->sq_sges[(size_t)ep->sq_tail * ep->attr.max_send_sge], 1);
 	__builtin_prefetch(&ep->rq[ep->rq_head], 1);
 	__builtin_prefetch(&ep->rq_sges[(size_t)ep->rq_head * ep->attr.max_recv_sge], 1);
+	__builtin_prefetch(&ep->rq[rq_tail], 1);
+	__builtin_prefetch(&ep->rq_sges[(size_t)rq_tail * ep->attr.max_recv_sge], 1);
 }
 
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out)
