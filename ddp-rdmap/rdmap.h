@@ -24,6 +24,7 @@
 #include "ddp-rdmap/mr.h"
 #include "ddp-rdmap/srq.h"
 #include "ddp-rdmap/wr.h"
+#include "usiw/warm.h"
 
 struct rdmap_ep;
 struct rdmap_terminate; /* ddp-rdmap/header.h */
@@ -134,13 +135,12 @@ bool rdmap_ep_rx_mid_write(const struct rdmap_ep *ep);
 /* Whether posted send work is not all handed to the transport yet (its
  * window is full): it goes as acknowledgements open the window. */
 bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep);
-/* A hint, with no effect on behaviour: starts loading every line of the
- * endpoint that its next message in or out uses, reading nothing of it
- * (trp_conn_prefetch's twin); rdmap_ep_prefetch_queues: the entries of its
- * queues that the next messages and posts use (trp_conn_prefetch_queues's
- * twin). */
-void rdmap_ep_prefetch(const struct rdmap_ep *ep);
-void rdmap_ep_prefetch_queues(const struct rdmap_ep *ep);
+/* With no effect on behaviour: warms every line of the endpoint that its
+ * next message in or out uses (trp_conn_warm's twin); rdmap_ep_warm_queues:
+ * the entries of its queues that the next messages and posts use
+ * (trp_conn_warm_queues's twin). */
+void rdmap_ep_warm(const struct rdmap_ep *ep, enum usiw_warm how);
+void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how);
 /* The Terminate this endpoint sent or received last (false if none). */
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out);
 

@@ -164,16 +164,16 @@ struct rdmap_ep *qp_stack_ep(struct qp_stack *qs)
 	return qs->ep;
 }
 
-void qp_stack_prefetch(const struct qp_stack *qs)
+void qp_stack_warm(const struct qp_stack *qs, enum usiw_warm how)
 {
-	trp_conn_prefetch(qs->conn);
-	rdmap_ep_prefetch(qs->ep);
+	trp_conn_warm(qs->conn, how);
+	rdmap_ep_warm(qs->ep, how);
 }
 
-void qp_stack_prefetch_queues(const struct qp_stack *qs)
+void qp_stack_warm_queues(const struct qp_stack *qs, enum usiw_warm how)
 {
-	trp_conn_prefetch_queues(qs->conn);
-	rdmap_ep_prefetch_queues(qs->ep);
+	trp_conn_warm_queues(qs->conn, how);
+	rdmap_ep_warm_queues(qs->ep, how);
 }
 
 int qp_stack_post_send(struct qp_stack *qs, const struct rdmap_send_wr *wr)

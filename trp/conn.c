@@ -551,20 +551,20 @@ void trp_conn_stats(const struct trp_conn *c, struct trp_stats *stats)
 /* The connection up to its cold part (struct trp_conn orders it so); then
  * the slot the next packet sent takes and the receive bitmap's word at
  * rcv_next. */
-void trp_conn_prefetch(const struct trp_conn *c)
+void trp_conn_warm(const struct trp_conn *c, enum usiw_warm how)
 {
 	const char *fields = (const char *)c;
 	for (size_t off = 0; off < offsetof(struct trp_conn, cc_before_rto); off += 64)
-		__builtin_prefetch(fields + off, 1);
+		usiw_warm_line(fields + off, how);
 }
 
-void trp_conn_prefetch_queues(const struct trp_conn *c)
+void trp_conn_warm_queues(const struct trp_conn *c, enum usiw_warm how)
 {
 	const struct trp_slot *next = &c->slots[(c->una_slot + send_outstanding(c)) & c->slot_mask];
 	for (size_t off = 0; off < sizeof(*next); off += 64)
-		__builtin_prefetch((const char *)next + off, 1);
-	__builtin_prefetch((const char *)(next + 1) - 1, 1);
-	__builtin_prefetch(&c->rcv_bits[(c->rcv_next & c->recv_mask) / 64], 1);
+		usiw_warm_line((const char *)next + off, how);
+	usiw_warm_line((const char *)(next + 1) - 1, how);
+	usiw_warm_line(&c->rcv_bits[(c->rcv_next & c->recv_mask) / 64], how);
 }
 
 const char *trp_state_name(enum trp_state state)

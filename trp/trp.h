@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "usiw/warm.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -238,16 +240,15 @@ int64_t trp_send(struct trp_conn *conn, const void *ulp_hdr, size_t ulp_hdr_len,
 bool trp_can_send(const struct trp_conn *conn);
 /* Packets sent and not yet cumulatively acknowledged. */
 uint32_t trp_unacked(const struct trp_conn *conn);
-/* A hint, with no effect on behaviour: starts loading every line of the
+/* With no effect on behaviour: warms (usiw/warm.h) every line of the
  * connection's own state that its next packet in or out uses, so that a
  * host that knows the connection has gone cold has its misses overlap
- * instead of following one another as the code reaches each line.  It
- * reads nothing of the connection. */
-void trp_conn_prefetch(const struct trp_conn *conn);
+ * instead of following one another as the code reaches each line. */
+void trp_conn_warm(const struct trp_conn *conn, enum usiw_warm how);
 /* The same for the entries of its queues that the next packets use (the
  * next send slot, the receive bitmap's word), whose places it reads from
- * the connection: best after trp_conn_prefetch's lines have come in. */
-void trp_conn_prefetch_queues(const struct trp_conn *conn);
+ * the connection: best after trp_conn_warm's lines have come in. */
+void trp_conn_warm_queues(const struct trp_conn *conn, enum usiw_warm how);
 
 /* For a datagram that reached a port where no connection is open: if it is
  * an intact CONNECT_REQUEST, writes to out (TRP_HDR_LEN bytes) the

@@ -144,7 +144,7 @@ int usiw_post_send(struct ibv_qp *ibv_qp, struct ibv_send_wr *wr, struct ibv_sen
 		usiw_progress_sent_locked(qp->ctx, streaming);
 	if (!rc && qp->stack && rdmap_ep_tx_waiting(qp_stack_ep(qp->stack)))
 		usiw_progress_tx_waiting();
-	usiw_progress_posted(qp);
+	usiw_progress_posted(qp, streaming);
 	usiw_context_unlock(qp->ctx);
 	return rc;
 }

@@ -18,8 +18,8 @@
 #include "qp.h"
 #include "qp_timers.h"
 
-/* Warming a QP is a hint, with no effect on behaviour: it starts loading
- * the lines of the QP that its next message in or out uses.  In stages,
+/* Warming a QP has no effect on behaviour: it brings in the lines of the
+ * QP that its next message in or out uses (usiw/warm.h).  In stages,
  * each asking for the lines whose places the lines of the stage before
  * hold: the QP, then what it points to (its UDP endpoint, its CQs' next
  * entries, its stack), then the stack's TRP connection and RDMAP endpoint,
@@ -609,11 +609,11 @@ void usiw_progress_qp_changed(struct usiw_qp *qp)
  * them one after another, so a QP whose state has left the cache pays each
  * miss in turn.  A QP last used more than this many uses ago (other QPs'
  * state touched since: ~2.5 KiB a use, 640 KiB in all, more than the cache
- * this VM's host leaves a process) gets those lines requested all at once
+ * this VM's host leaves a process) gets those lines warmed all at once
  * (warm_qp): at its use, before the work that needs them, which over 1024
  * QPs in turn took 18-22% off qp-lat's half round trip; better, before its
  * use (usiw_progress_posted).  A QP in steady use is left alone: its lines
- * are cached, and prefetching them anyway cost 0.025 µs of a 0.7 µs half
+ * are cached, and warming them anyway cost 0.025 µs of a 0.7 µs half
  * round trip over one QP (docs/bench.md, Many QPs). */
 #define QP_COLD_AFTER_USES 256
 
@@ -622,40 +622,40 @@ static bool qp_cold(const struct usiw_qp *qp)
 	return (uint32_t)(progress.qp_uses - qp->last_use) > QP_COLD_AFTER_USES;
 }
 
-/* Asks for one stage's lines of qp (enum warm_stage above). */
-static void warm_stage(const struct usiw_qp *qp, enum warm_stage stage)
+/* Warms one stage's lines of qp (enum warm_stage above). */
+static void warm_stage(const struct usiw_qp *qp, enum warm_stage stage, enum usiw_warm how)
 {
 	switch (stage) {
 	case WARM_QP:
 		for (size_t off = 0; off < offsetof(struct usiw_qp, early); off += 64)
-			__builtin_prefetch((const char *)qp + off, 1);
+			usiw_warm_line((const char *)qp + off, how);
 		break;
 	case WARM_NEAR:
-		__builtin_prefetch(qp->udp, 1);
-		__builtin_prefetch(qp->stack, 1);
+		usiw_warm_line(qp->udp, how);
+		usiw_warm_line(qp->stack, how);
 		for (const struct usiw_cq *cq = qp->send_cq;; cq = qp->recv_cq) {
-			__builtin_prefetch(&cq->ring[cq->tail & cq->mask], 1);
-			__builtin_prefetch(&cq->ring[(cq->tail + 1) & cq->mask], 1);
+			usiw_warm_line(&cq->ring[cq->tail & cq->mask], how);
+			usiw_warm_line(&cq->ring[(cq->tail + 1) & cq->mask], how);
 			if (cq == qp->recv_cq)
 				break;
 		}
 		break;
 	case WARM_STATE:
-		qp_stack_prefetch(qp->stack);
+		qp_stack_warm(qp->stack, how);
 		break;
 	case WARM_QUEUES:
-		qp_stack_prefetch_queues(qp->stack);
+		qp_stack_warm_queues(qp->stack, how);
 		break;
 	case WARM_DONE:
 		break;
 	}
 }
 
-/* A QP about to be used: all stages at once. */
-static void warm_qp(const struct usiw_qp *qp)
+/* All stages at once. */
+static void warm_qp(const struct usiw_qp *qp, enum usiw_warm how)
 {
 	for (enum warm_stage s = WARM_QP; s < WARM_DONE; s++)
-		warm_stage(qp, s);
+		warm_stage(qp, s, how);
 }
 
 /* A QP used soon (usiw_progress_posted): a stage at each post and each
@@ -673,7 +673,7 @@ static void warm_next_stage(void)
 	const struct usiw_qp *qp = usiw_qp_timers_slot_qp(&progress.timers, progress.warm_slot);
 
 	if (qp && qp->stack)
-		warm_stage(qp, progress.warm_stage++);
+		warm_stage(qp, progress.warm_stage++, USIW_WARM_PREFETCH);
 	else
 		progress.warm_stage = WARM_DONE;
 }
@@ -684,19 +684,28 @@ void usiw_progress_touch_qp(struct usiw_qp *qp)
 
 	qp->last_use = ++progress.qp_uses;
 	if (cold)
-		warm_qp(qp);
+		warm_qp(qp, USIW_WARM_PREFETCH);
 }
 
 /* Applications that spread their work over many QPs mostly take them in
  * an order that repeats (qp-lat and ib_write_bw -q in turn, MPI's
  * collectives peer by peer), so the QP posted to after this one last time
  * is the likely next.  Warming that one now, when this post's frames have
- * left and the application will wait for an answer, moves its misses out of
- * the next message's way: over 1024 QPs qp-lat's same-run ratio to one QP
- * went from 1.24-1.31 to 1.12-1.15 in alternating runs (docs/bench.md).  A
- * wrong guess costs only the prefetches; the successor is kept as a timer
- * slot (qp_timers.h), so a QP that stopped running is never read. */
-void usiw_progress_posted(struct usiw_qp *qp)
+ * left, moves its misses out of the next message's way: over 1024 QPs
+ * qp-lat's same-run ratio to one QP went from 1.24-1.31 to 1.12-1.15 in
+ * alternating runs (docs/bench.md).  A wrong guess costs only the warming;
+ * the successor is kept as a timer slot (qp_timers.h), so a QP that
+ * stopped running is never read.
+ *
+ * After a post that does not stream, the application waits for an answer
+ * (a ping-pong): the successor's lines are loaded at once (usiw/warm.h),
+ * stalling only that wait, which cut qp-lat's half round trip over 1024
+ * QPs by 0.035-0.055 us more than the staged prefetches, QP 0 alone the
+ * same (alternate blocks, four runs).  A streaming post is followed by the
+ * next one, which a stall would hold back (loads at every QP's turn took
+ * qp-rate over 1024 QPs from 0.875-0.888 to 0.851-0.860 of QP 0 alone),
+ * so its successor gets the staged prefetches (warm_next_stage). */
+void usiw_progress_posted(struct usiw_qp *qp, bool streaming)
 {
 	struct usiw_qp *prev = progress.last_posted;
 
@@ -711,6 +720,10 @@ void usiw_progress_posted(struct usiw_qp *qp)
 		return;
 	/* Warm it from now on, so that its use does not warm it again. */
 	next->last_use = progress.qp_uses;
+	if (!streaming) {
+		warm_qp(next, USIW_WARM_LOAD);
+		return;
+	}
 	progress.warm_slot = qp->next_posted_slot;
 	progress.warm_stage = WARM_QP;
 	warm_next_stage();

@@ -97,12 +97,13 @@ void usiw_progress_remove_running(struct usiw_qp *qp);
 void usiw_progress_qp_changed(struct usiw_qp *qp);
 /* With the lock held, first thing in a post_send or a datagram in: the QP
  * is being used; if that is a while since its last use, the lines of its
- * state are prefetched (progress.c says why). */
+ * state are warmed (progress.c says why). */
 void usiw_progress_touch_qp(struct usiw_qp *qp);
-/* With the lock held, last thing in a post_send: learns the order in which
- * the application posts to its QPs, and warms the QP it will probably post
- * to next if that one is cold (progress.c says why). */
-void usiw_progress_posted(struct usiw_qp *qp);
+/* With the lock held, last thing in a post_send (streaming: the post's, of
+ * usiw_progress_streaming): learns the order in which the application
+ * posts to its QPs, and warms the QP it will probably post to next if that
+ * one is cold (progress.c says why and how). */
+void usiw_progress_posted(struct usiw_qp *qp, bool streaming);
 
 /* For the progress threads (progress_thread.c, the engine's lcore): one
  * pass, if no application thread holds the lock (one that does is
