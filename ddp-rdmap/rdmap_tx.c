@@ -375,4 +375,12 @@ void sq_complete_ready(struct rdmap_ep *ep)
 			ep_deliver(ep, &wc);
 		}
 	}
+	/* Empty: the next post starts again at the first entry, as TRP's send
+	 * ring does, so that a QP that posts in bursts reuses the entries of
+	 * its last burst instead of walking the whole ring.  Over 1024 QPs in
+	 * turn, each turn's WQEs were cold either way, but half as many of
+	 * them stay somewhere in the caches: qp-rate's same-run ratio 0.840
+	 * against 0.827 on average (ten alternating pairs, better in eight). */
+	if (ep->sq_head == ep->sq_tail)
+		ep->sq_head = ep->sq_tx = ep->sq_tail = 0;
 }
