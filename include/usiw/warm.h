@@ -3,14 +3,13 @@
  *
  * A prefetch instruction never waits, but on this host it covered only
  * part of what a cold QP costs; a load whose value is thrown away brings
- * in the line (and its page's translation) for sure, but the core stalls
- * on it once its window of work in flight fills.  Over 1024 QPs in turn
- * (docs/bench.md, Many QPs), loads cut the QP's post and datagram input to
- * about half of what they cost over QP 0 alone, but done in the polling
- * loop they delayed noticing the answer more than that saved, and done at
- * the start of each turn of a stream they cost more than they saved.  So
- * the caller says which: loads when the application will wait for an
- * answer anyway, prefetches otherwise. */
+ * the line in for sure, but the core stalls on it once its window of work
+ * in flight fills.  Over 1024 QPs in turn (docs/bench.md, Many QPs), loads
+ * halved what the QP's post and datagram input cost beyond QP 0 alone's,
+ * but done in the polling loop they delayed noticing the answer more than
+ * that saved, and done at the start of each turn of a stream they cost
+ * more than they saved.  So the caller says which: loads when the
+ * application will wait for an answer anyway, prefetches otherwise. */
 #ifndef USIW_WARM_H
 #define USIW_WARM_H
 
