@@ -164,18 +164,6 @@ struct rdmap_ep *qp_stack_ep(struct qp_stack *qs)
 	return qs->ep;
 }
 
-void qp_stack_warm(const struct qp_stack *qs, enum usiw_warm how)
-{
-	trp_conn_warm(qs->conn, how);
-	rdmap_ep_warm(qs->ep, how);
-}
-
-void qp_stack_warm_queues(const struct qp_stack *qs, enum usiw_warm how)
-{
-	trp_conn_warm_queues(qs->conn, how);
-	rdmap_ep_warm_queues(qs->ep, how);
-}
-
 int qp_stack_post_send(struct qp_stack *qs, const struct rdmap_send_wr *wr)
 {
 	int ret = rdmap_ep_post_send(qs->ep, wr);

@@ -40,14 +40,9 @@ struct qp_stack *qp_stack_create(const struct trp_config *trp_cfg,
 				 const struct qp_stack_host_ops *ops, void *ctx);
 void qp_stack_destroy(struct qp_stack *qs);
 
-/* For connect/accept/reject/establish/shutdown and statistics. */
+/* For connect/accept/reject/establish/shutdown, statistics and warming. */
 struct trp_conn *qp_stack_conn(struct qp_stack *qs);
 struct rdmap_ep *qp_stack_ep(struct qp_stack *qs);
-/* trp_conn_warm and rdmap_ep_warm: for a stack gone cold (it reads the
- * stack); qp_stack_warm_queues: their _queues twins, best once those lines
- * have come in. */
-void qp_stack_warm(const struct qp_stack *qs, enum usiw_warm how);
-void qp_stack_warm_queues(const struct qp_stack *qs, enum usiw_warm how);
 
 /* Post and send what the windows allow at once. */
 int qp_stack_post_send(struct qp_stack *qs, const struct rdmap_send_wr *wr);

@@ -79,6 +79,10 @@ struct usiw_qp {
 	uint32_t max_seg_payload;       /* from the path MTU at RTR */
 
 	struct qp_stack *stack;         /* from RTS until RESET or destroy */
+	/* While stack is: its TRP connection and RDMAP endpoint, so that
+	 * warming the QP reaches them without the stack's line (progress.c). */
+	const struct trp_conn *conn;
+	const struct rdmap_ep *ep;
 	struct {                        /* its place among the running QPs' */
 		uint32_t slot;          /* timers (qp_timers.h) */
 		bool changed;

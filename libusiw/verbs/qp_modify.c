@@ -235,6 +235,8 @@ int usiw_qp_start_stack(struct usiw_qp *qp)
 	qp->stack = qp_stack_create(&trp, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
+	qp->conn = qp_stack_conn(qp->stack);
+	qp->ep = qp_stack_ep(qp->stack);
 	if (usiw_progress_add_running(qp)) {
 		qp_stack_destroy(qp->stack);
 		qp->stack = NULL;
