@@ -390,6 +390,11 @@ static void many_outstanding_complete_in_order(uint32_t sq_depth, uint32_t start
 		assert_memory_equal(recv->buf + (size_t)i * LEN, local->buf + (size_t)i * LEN, LEN - i);
 	}
 	assert_true(rdmap_ep_counters(f.a)->tx_eagain > 0);
+	/* All completed: the SQ starts again at its first entry (rdmap_tx.c,
+	 * sq_complete_ready), wherever the WRs left it. */
+	assert_int_equal(f.a->sq_head, 0);
+	assert_int_equal(f.a->sq_tx, 0);
+	assert_int_equal(f.a->sq_tail, 0);
 	free(expect_remote);
 	free(expect_local);
 	fixture_fini(&f);
