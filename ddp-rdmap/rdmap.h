@@ -141,6 +141,10 @@ bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep);
  * (trp_conn_warm_queues's twin). */
 void rdmap_ep_warm(const struct rdmap_ep *ep, enum usiw_warm how);
 void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how);
+/* The send WQE (and its scatter/gather entries) that the post `ahead`
+ * posts after the next one will fill (trp_conn_warm_send_slot's twin);
+ * false if the send queue has no room for that post. */
+bool rdmap_ep_warm_send_entry(const struct rdmap_ep *ep, uint32_t ahead, enum usiw_warm how);
 /* The Terminate this endpoint sent or received last (false if none). */
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out);
 

@@ -269,6 +269,19 @@ void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how)
 	usiw_warm_line(&ep->rq_sges[(size_t)rq_tail * ep->attr.max_recv_sge], how);
 }
 
+bool rdmap_ep_warm_send_entry(const struct rdmap_ep *ep, uint32_t ahead, enum usiw_warm how)
+{
+	const uint32_t posted = ep->sq_tail >= ep->sq_head ? ep->sq_tail - ep->sq_head
+							   : ep->sq_tail + ep->sq_size - ep->sq_head;
+	if (posted + ahead >= ep->attr.sq_depth)
+		return false;
+	const uint32_t i = ring_advance(ep->sq_tail, ahead, ep->sq_size);
+	usiw_warm_line(&ep->sq[i], how);
+	usiw_warm_line((const char *)&ep->sq[i] + 64, how);
+	usiw_warm_line(&ep->sq_sges[(size_t)i * ep->attr.max_send_sge], how);
+	return true;
+}
+
 bool rdmap_ep_last_terminate(const struct rdmap_ep *ep, bool sent, struct rdmap_terminate *out)
 {
 	if (sent ? !ep->term_sent_valid : !ep->term_recv_valid)

@@ -567,6 +567,18 @@ void trp_conn_warm_queues(const struct trp_conn *c, enum usiw_warm how)
 	usiw_warm_line(&c->rcv_bits[(c->rcv_next & c->recv_mask) / 64], how);
 }
 
+bool trp_conn_warm_send_slot(const struct trp_conn *c, uint32_t ahead, enum usiw_warm how)
+{
+	/* trp_can_send leaves one slot of the ring free. */
+	if (send_outstanding(c) + ahead + 1 >= c->cfg.send_slots)
+		return false;
+	const struct trp_slot *s = &c->slots[(c->una_slot + send_outstanding(c) + ahead) & c->slot_mask];
+	usiw_warm_line(s, how);
+	usiw_warm_line((const char *)s + 64, how);
+	usiw_warm_line((const char *)(s + 1) - 1, how);
+	return true;
+}
+
 const char *trp_state_name(enum trp_state state)
 {
 	static const char *const names[] = {

@@ -249,6 +249,10 @@ void trp_conn_warm(const struct trp_conn *conn, enum usiw_warm how);
  * next send slot, the receive bitmap's word), whose places it reads from
  * the connection: best after trp_conn_warm's lines have come in. */
 void trp_conn_warm_queues(const struct trp_conn *conn, enum usiw_warm how);
+/* The same for the send slot that the packet `ahead` packets after the next
+ * one will take, for a host warming a connection's coming burst a slot at a
+ * time; false if the ring has no room for that packet. */
+bool trp_conn_warm_send_slot(const struct trp_conn *conn, uint32_t ahead, enum usiw_warm how);
 
 /* For a datagram that reached a port where no connection is open: if it is
  * an intact CONNECT_REQUEST, writes to out (TRP_HDR_LEN bytes) the

@@ -23,8 +23,9 @@
  * each asking for the lines whose places the lines of the stage before
  * hold: the QP, then what it points to (its UDP endpoint, its CQs' next
  * entries, its stack, its TRP connection and RDMAP endpoint), then their
- * queues' next entries. */
-enum warm_stage { WARM_QP, WARM_NEAR, WARM_QUEUES, WARM_DONE };
+ * queues' next entries; and for a QP that streams, the queue entries its
+ * next turn's later posts fill, one more at each stage (WARM_AHEAD). */
+enum warm_stage { WARM_QP, WARM_NEAR, WARM_QUEUES, WARM_AHEAD, WARM_DONE };
 
 static struct {
 	/* Open and close of contexts: starts and stops the progress thread.
@@ -73,9 +74,12 @@ static struct {
 	/* usiw_progress_streaming */
 	bool last_post_unacked;
 	/* The QP being warmed ahead of its use (a timer slot) and its next
-	 * stage (warm_next_stage). */
+	 * stage (warm_next_stage); in WARM_AHEAD, how many entries past its
+	 * queues' next ones are warmed, and whether they are to be. */
 	uint32_t warm_slot;
 	uint8_t warm_stage;
+	bool warm_ahead_wanted;
+	uint32_t warm_ahead;
 } progress = {
 	.lifecycle = PTHREAD_MUTEX_INITIALIZER,
 	.next_deadline = UINT64_MAX,
@@ -617,6 +621,18 @@ void usiw_progress_qp_changed(struct usiw_qp *qp)
  * round trip over one QP (docs/bench.md, Many QPs). */
 #define QP_COLD_AFTER_USES 256
 
+/* The queue entries a QP's turn of posts fills (a 128-byte send WQE and a
+ * 136-byte TRP send slot a Write) stay cached far longer than the QP's own
+ * lines when many QPs stream in turn: the queues restart at their first
+ * entry when empty (rdmap_tx.c, trp/send.c), so each turn reuses the
+ * last's.  Over 16 QPs taking 64 Writes a turn in qp-rate (~1000 uses
+ * between a QP's turns) they were still cached, and warming them cost 2-3
+ * points of the same-run ratio to QP 0 alone (four alternating pairs);
+ * over 1024 QPs (~70000 uses) it gained 3 (mean 0.824 -> 0.853, six
+ * pairs), over 256 (~17000) ~2 (better in 5 of 7; docs/bench.md, Many
+ * QPs). */
+#define QP_QUEUES_COLD_AFTER_USES 4096
+
 static bool qp_cold(const struct usiw_qp *qp)
 {
 	return (uint32_t)(progress.qp_uses - qp->last_use) > QP_COLD_AFTER_USES;
@@ -646,6 +662,7 @@ static void warm_stage(const struct usiw_qp *qp, enum warm_stage stage, enum usi
 		trp_conn_warm_queues(qp->conn, how);
 		rdmap_ep_warm_queues(qp->ep, how);
 		break;
+	case WARM_AHEAD:
 	case WARM_DONE:
 		break;
 	}
@@ -654,7 +671,7 @@ static void warm_stage(const struct usiw_qp *qp, enum warm_stage stage, enum usi
 /* All stages at once. */
 static void warm_qp(const struct usiw_qp *qp, enum usiw_warm how)
 {
-	for (enum warm_stage s = WARM_QP; s < WARM_DONE; s++)
+	for (enum warm_stage s = WARM_QP; s < WARM_AHEAD; s++)
 		warm_stage(qp, s, how);
 }
 
@@ -676,10 +693,21 @@ static void warm_next_stage(void)
 		return;
 	const struct usiw_qp *qp = usiw_qp_timers_slot_qp(&progress.timers, progress.warm_slot);
 
-	if (qp && qp->stack)
-		warm_stage(qp, progress.warm_stage++, USIW_WARM_PREFETCH);
-	else
+	if (!qp || !qp->stack) {
 		progress.warm_stage = WARM_DONE;
+	} else if (progress.warm_stage < WARM_AHEAD) {
+		warm_stage(qp, progress.warm_stage++, USIW_WARM_PREFETCH);
+		if (progress.warm_stage == WARM_AHEAD && !progress.warm_ahead_wanted)
+			progress.warm_stage = WARM_DONE;
+	} else {
+		/* Until the QP's turn begins (usiw_progress_posted) or its
+		 * queues have no room for more. */
+		const uint32_t ahead = ++progress.warm_ahead;
+		const bool sq = rdmap_ep_warm_send_entry(qp->ep, ahead, USIW_WARM_PREFETCH);
+		const bool slots = trp_conn_warm_send_slot(qp->conn, ahead, USIW_WARM_PREFETCH);
+		if (!sq && !slots)
+			progress.warm_stage = WARM_DONE;
+	}
 }
 
 void usiw_progress_touch_qp(struct usiw_qp *qp)
@@ -716,12 +744,16 @@ void usiw_progress_posted(struct usiw_qp *qp, bool streaming)
 	warm_next_stage();
 	if (progress.engine_thread || !qp->stack || prev == qp)
 		return;
+	/* Its turn has begun: what it posts next is warm, or being written. */
+	if (progress.warm_slot == qp->timer.slot)
+		progress.warm_stage = WARM_DONE;
 	if (prev)
 		prev->next_posted_slot = qp->timer.slot;
 	progress.last_posted = qp;
 	struct usiw_qp *next = usiw_qp_timers_slot_qp(&progress.timers, qp->next_posted_slot);
 	if (!next || next == qp || !qp_cold(next))
 		return;
+	const uint32_t idle_uses = progress.qp_uses - next->last_use;
 	/* Warm it from now on, so that its use does not warm it again. */
 	next->last_use = progress.qp_uses;
 	if (!streaming) {
@@ -730,6 +762,8 @@ void usiw_progress_posted(struct usiw_qp *qp, bool streaming)
 	}
 	progress.warm_slot = qp->next_posted_slot;
 	progress.warm_stage = WARM_QP;
+	progress.warm_ahead_wanted = idle_uses > QP_QUEUES_COLD_AFTER_USES;
+	progress.warm_ahead = 0;
 	warm_next_stage();
 }
 

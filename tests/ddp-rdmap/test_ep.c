@@ -417,6 +417,39 @@ static void test_counters_wrap_with_odd_depths(void **state)
 	many_outstanding_complete_in_order(50, UINT32_MAX - 4);
 }
 
+/* Warming the send WQEs of a coming burst entry by entry stops where the SQ
+ * has no room: with an SQ of 50 that holds 3 WRs, the posts after the next
+ * one can fill 46 more.  The SQ's positions start 5 entries before the
+ * ring's end, so the entries warmed cross it; the loads of USIW_WARM_LOAD
+ * read each entry warmed (out of the ring, a sanitizer build would say). */
+static void test_warm_send_entries_end_with_the_sq(void **state)
+{
+	(void)state;
+	struct test_link_config cfg;
+	test_link_config_default(&cfg);
+	cfg.sq_depth = 50;
+	struct fixture f;
+	fixture_init(&f, &cfg);
+	start_counters_at(&f, DDP_FIRST_MSN);
+	struct test_mr *local = random_mr(&f, 64, RDMAP_ACCESS_LOCAL_WRITE);
+	struct test_mr *remote = random_mr(&f, 64, ALL_REMOTE);
+	for (int i = 0; i < 3; i++) {
+		struct rdmap_sge s = { test_mr_va(local, 0), 64, local->stag };
+		struct rdmap_send_wr wr = { .wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1,
+					    .opcode = RDMAP_WR_RDMA_WRITE, .rkey = remote->stag,
+					    .remote_addr = test_mr_va(remote, 0) };
+		post_send(f.a, &wr);
+	}
+	uint32_t ahead = 1;
+	while (rdmap_ep_warm_send_entry(f.a, ahead, USIW_WARM_LOAD))
+		ahead++;
+	assert_int_equal(ahead - 1, 50 - 3 - 1);
+	test_link_run(&f.link);
+	assert_int_equal(f.wa->count, 0);  /* unsignaled: all placed, none reported */
+	assert_memory_equal(remote->buf, local->buf, 64);
+	fixture_fini(&f);
+}
+
 /* RFC 5040 ordering: when the Send after a Write completes, the Write's data
  * is in place, whatever order the segments arrived in. */
 struct order_check {
@@ -822,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_misaligned_atomic_is_invalid_request),
 		cmocka_unit_test(test_many_outstanding_complete_in_order),
 		cmocka_unit_test(test_counters_wrap_with_odd_depths),
+		cmocka_unit_test(test_warm_send_entries_end_with_the_sq),
 		cmocka_unit_test(test_send_after_write_sees_write),
 		cmocka_unit_test(test_access_violations_terminate),
 		cmocka_unit_test(test_send_without_receive_terminates),

@@ -529,6 +529,32 @@ static void test_destroy_reports_outstanding(void **state)
 	pair_fini(&p);
 }
 
+/* Warming a connection's coming burst slot by slot (what a host does for
+ * a connection about to stream) stops where the ring has no room: with 5
+ * packets unacknowledged in a ring of 16 that keeps one slot free, the
+ * packets after the next one can take 9 more.  The loads of USIW_WARM_LOAD
+ * read each slot warmed. */
+static void test_warm_send_slots_end_with_the_ring(void **state)
+{
+	struct trp_config cfg;
+	struct pair p;
+
+	(void)state;
+	trp_config_default(&cfg);
+	cfg.send_slots = 16;
+	pair_init(&p, NULL, &cfg);
+	p.filter = drop_all;
+	pair_establish(&p, 1, 2);
+	pair_stream(&p, SIMLINK_A, 5, 10);
+	pair_run(&p, 5 * MS, NULL, NULL);
+	assert_int_equal(trp_unacked(p.peer[0].conn), 5);
+	uint32_t ahead = 1;
+	while (trp_conn_warm_send_slot(p.peer[0].conn, ahead, USIW_WARM_LOAD))
+		ahead++;
+	assert_int_equal(ahead - 1, 16 - 1 - 5 - 1);
+	pair_fini(&p);
+}
+
 static int stub_xmit(void *ctx, const void *h, size_t hl, const void *d, size_t dl, void *c)
 {
 	(void)ctx, (void)h, (void)hl, (void)d, (void)dl, (void)c;
@@ -598,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_establish_early_data_dropped),
 		cmocka_unit_test(test_shutdown_after_data),
 		cmocka_unit_test(test_simultaneous_close),
+		cmocka_unit_test(test_warm_send_slots_end_with_the_ring),
 		cmocka_unit_test(test_shutdown_packets_lost),
 		cmocka_unit_test(test_last_ack_lost),
 		cmocka_unit_test(test_connect_timeout_fails),
