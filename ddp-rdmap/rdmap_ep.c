@@ -256,13 +256,19 @@ void rdmap_ep_warm(const struct rdmap_ep *ep, enum usiw_warm how)
 		usiw_warm_line(fields + off, how);
 }
 
+/* The SQ entry at pos: its WQE's two lines and its first SGE's. */
+static void warm_sq_entry(const struct rdmap_ep *ep, uint32_t pos, enum usiw_warm how)
+{
+	usiw_warm_line(&ep->sq[pos], how);
+	usiw_warm_line((const char *)&ep->sq[pos] + 64, how);
+	usiw_warm_line(&ep->sq_sges[(size_t)pos * ep->attr.max_send_sge], how);
+}
+
 void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how)
 {
 	const uint32_t rq_tail = ring_advance(ep->rq_head, ep->rq_count, ep->attr.rq_depth);
 
-	usiw_warm_line(&ep->sq[ep->sq_tail], how);
-	usiw_warm_line((const char *)&ep->sq[ep->sq_tail] + 64, how);
-	usiw_warm_line(&ep->sq_sges[(size_t)ep->sq_tail * ep->attr.max_send_sge], how);
+	warm_sq_entry(ep, ep->sq_tail, how);
 	usiw_warm_line(&ep->rq[ep->rq_head], how);
 	usiw_warm_line(&ep->rq_sges[(size_t)ep->rq_head * ep->attr.max_recv_sge], how);
 	usiw_warm_line(&ep->rq[rq_tail], how);
@@ -275,10 +281,7 @@ bool rdmap_ep_warm_send_entry(const struct rdmap_ep *ep, uint32_t ahead, enum us
 							   : ep->sq_tail + ep->sq_size - ep->sq_head;
 	if (posted + ahead >= ep->attr.sq_depth)
 		return false;
-	const uint32_t i = ring_advance(ep->sq_tail, ahead, ep->sq_size);
-	usiw_warm_line(&ep->sq[i], how);
-	usiw_warm_line((const char *)&ep->sq[i] + 64, how);
-	usiw_warm_line(&ep->sq_sges[(size_t)i * ep->attr.max_send_sge], how);
+	warm_sq_entry(ep, ring_advance(ep->sq_tail, ahead, ep->sq_size), how);
 	return true;
 }
 

@@ -558,24 +558,30 @@ void trp_conn_warm(const struct trp_conn *c, enum usiw_warm how)
 		usiw_warm_line(fields + off, how);
 }
 
+/* Every line of the send slot n places after the oldest unacknowledged
+ * packet's: a slot is not line-aligned, so its last byte may be on a line
+ * past the steps of 64 from its first. */
+static void warm_send_slot_at(const struct trp_conn *c, uint32_t n, enum usiw_warm how)
+{
+	const struct trp_slot *s = &c->slots[(c->una_slot + n) & c->slot_mask];
+	for (size_t off = 0; off < sizeof(*s); off += 64)
+		usiw_warm_line((const char *)s + off, how);
+	usiw_warm_line((const char *)(s + 1) - 1, how);
+}
+
 void trp_conn_warm_queues(const struct trp_conn *c, enum usiw_warm how)
 {
-	const struct trp_slot *next = &c->slots[(c->una_slot + send_outstanding(c)) & c->slot_mask];
-	for (size_t off = 0; off < sizeof(*next); off += 64)
-		usiw_warm_line((const char *)next + off, how);
-	usiw_warm_line((const char *)(next + 1) - 1, how);
+	warm_send_slot_at(c, send_outstanding(c), how);
 	usiw_warm_line(&c->rcv_bits[(c->rcv_next & c->recv_mask) / 64], how);
 }
 
 bool trp_conn_warm_send_slot(const struct trp_conn *c, uint32_t ahead, enum usiw_warm how)
 {
+	const uint32_t n = send_outstanding(c) + ahead;
 	/* trp_can_send leaves one slot of the ring free. */
-	if (send_outstanding(c) + ahead + 1 >= c->cfg.send_slots)
+	if (n + 1 >= c->cfg.send_slots)
 		return false;
-	const struct trp_slot *s = &c->slots[(c->una_slot + send_outstanding(c) + ahead) & c->slot_mask];
-	usiw_warm_line(s, how);
-	usiw_warm_line((const char *)s + 64, how);
-	usiw_warm_line((const char *)(s + 1) - 1, how);
+	warm_send_slot_at(c, n, how);
 	return true;
 }
 
