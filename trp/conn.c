@@ -52,15 +52,21 @@ static bool config_valid(const struct trp_config *cfg)
 	       cfg->keepalive_ns > 0 && cfg->keepalive_interval_ns > 0;
 }
 
-/* The send ring from mmap, not calloc: it is large (68 KiB with the default
- * 512 slots) and a connection that mostly receives writes few of its slots,
+/* The send ring from mmap, not calloc: it is large (32 KiB of slots and 32
+ * KiB of long ULP headers after them, with the default 512 slots; send.c,
+ * slot_ulp_hdr) and a connection that mostly receives writes few of its slots,
  * so only the pages written should become resident.  calloc's zeroing made
  * all of them resident or not depending on where malloc found room (peak RSS
  * per QP of an ib_write_bw server: 37 KiB, or 92 once other allocations of
  * the QP moved).  Anonymous pages are zero until written. */
+static size_t slots_size(uint32_t n)
+{
+	return (size_t)n * (sizeof(struct trp_slot) + TRP_MAX_ULP_HDR);
+}
+
 static struct trp_slot *slots_alloc(uint32_t n)
 {
-	void *p = mmap(NULL, (size_t)n * sizeof(struct trp_slot), PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, slots_size(n), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
@@ -69,7 +75,7 @@ static struct trp_slot *slots_alloc(uint32_t n)
 static void slots_free(struct trp_slot *slots, uint32_t n)
 {
 	if (slots)
-		munmap(slots, (size_t)n * sizeof(*slots));
+		munmap(slots, slots_size(n));
 }
 
 struct trp_conn *trp_conn_create(const struct trp_config *cfg,
@@ -558,15 +564,11 @@ void trp_conn_warm(const struct trp_conn *c, enum usiw_warm how)
 		usiw_warm_line(fields + off, how);
 }
 
-/* Every line of the send slot n places after the oldest unacknowledged
- * packet's: a slot is not line-aligned, so its last byte may be on a line
- * past the steps of 64 from its first. */
+/* The send slot (one line, conn.h) n places after the oldest
+ * unacknowledged packet's. */
 static void warm_send_slot_at(const struct trp_conn *c, uint32_t n, enum usiw_warm how)
 {
-	const struct trp_slot *s = &c->slots[(c->una_slot + n) & c->slot_mask];
-	for (size_t off = 0; off < sizeof(*s); off += 64)
-		usiw_warm_line((const char *)s + off, how);
-	usiw_warm_line((const char *)(s + 1) - 1, how);
+	usiw_warm_line(&c->slots[(c->una_slot + n) & c->slot_mask], how);
 }
 
 void trp_conn_warm_queues(const struct trp_conn *c, enum usiw_warm how)

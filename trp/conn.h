@@ -18,22 +18,32 @@ enum trp_slot_flags {
 	SLOT_TAIL_PROBE = 1 << 5, /* resent as the tail-loss probe */
 };
 
-/* One packet sent and not yet cumulatively acknowledged. */
+/* ULP headers up to this long are kept in their slot; longer ones (a Read
+ * Request's, an atomic's, a Terminate's) by slot index after the ring
+ * (slot_ulp_hdr in send.c).  24 bytes hold the DDP header of a Write, a Read
+ * Response and a Send, so a message of those touches one line of the ring
+ * per packet: with many connections sending in turn each one is a miss
+ * (docs/bench.md, Many QPs). */
+#define TRP_SLOT_ULP_INLINE 24
+
+/* One packet sent and not yet cumulatively acknowledged, in one cache line
+ * (the ring is page-aligned).  Its TRP header is encoded at each
+ * transmission (send_slot_xmit), so only the ULP header is kept. */
 struct trp_slot {
 	uint64_t sent_ns;       /* last transmission */
 	const void *data;       /* referenced, not copied */
 	void *cookie;
-	uint32_t data_len;
 	uint32_t psn;
 	uint32_t xmit_seq;      /* the connection's transmission count at its last
 	                         * transmission (send.c, lost retransmissions) */
+	uint16_t data_len;      /* trp_send: the ULP header and data fit a uint16_t */
 	uint16_t tx_count;
 	uint8_t opcode;
 	uint8_t flags;
 	uint8_t ulp_hdr_len;
-	uint8_t buf[TRP_HDR_LEN + TRP_MAX_ULP_HDR]; /* TRP header (rewritten per
-	                                               transmission) + ULP header */
+	uint8_t ulp_hdr[TRP_SLOT_ULP_INLINE]; /* if ulp_hdr_len fits */
 };
+_Static_assert(sizeof(struct trp_slot) == 64, "a send slot is one cache line");
 
 /* The fields that each packet sent or received reads or writes come first,
  * grouped by path, and the ones only the handshake, a timeout's undo or the

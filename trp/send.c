@@ -56,6 +56,17 @@ struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode)
 	return s;
 }
 
+/* Where a slot's ULP header (s->ulp_hdr_len bytes) is kept: in the slot when
+ * short, else in the slot's own entry of the array after the ring (conn.c,
+ * slots_alloc), which only Read Requests, atomics and Terminates touch. */
+static uint8_t *slot_ulp_hdr(const struct trp_conn *c, struct trp_slot *s)
+{
+	if (s->ulp_hdr_len <= TRP_SLOT_ULP_INLINE)
+		return s->ulp_hdr;
+	uint8_t (*long_hdrs)[TRP_MAX_ULP_HDR] = (void *)(c->slots + c->slot_mask + 1);
+	return long_hdrs[s - c->slots];
+}
+
 /* Encode the TRP header (with the current ACK state) in front of the bytes
  * already in buf + TRP_HDR_LEN and hand the datagram to the host.  Returns
  * false if the host could not take it (ops.xmit): nothing was sent. */
@@ -157,14 +168,21 @@ static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
  * af_packet, where the first Write was lost). */
 bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 {
+	uint8_t buf[TRP_HDR_LEN + TRP_MAX_ULP_HDR];
 	uint32_t payload_crc = CRC32C_INIT;
 
+	/* A copy of constant length compiles to a few moves (the bytes past a
+	 * short header are the slot's own, unused). */
+	if (s->ulp_hdr_len <= TRP_SLOT_ULP_INLINE)
+		memcpy(buf + TRP_HDR_LEN, s->ulp_hdr, TRP_SLOT_ULP_INLINE);
+	else
+		memcpy(buf + TRP_HDR_LEN, slot_ulp_hdr(c, s), s->ulp_hdr_len);
 	if (c->cfg.checksum) {
-		payload_crc = crc32c_update(payload_crc, s->buf + TRP_HDR_LEN, s->ulp_hdr_len);
+		payload_crc = crc32c_update(payload_crc, buf + TRP_HDR_LEN, s->ulp_hdr_len);
 		if (s->data_len)
 			payload_crc = crc32c_update(payload_crc, s->data, s->data_len);
 	}
-	if (!xmit_packet(c, s->buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
+	if (!xmit_packet(c, buf, s->opcode, s->psn, s->ulp_hdr_len, s->data, s->data_len,
 	                 payload_crc, s->cookie)) {
 		slot_mark_lost(c, s);
 		return false;
@@ -212,9 +230,9 @@ int64_t trp_send(struct trp_conn *c, const void *ulp_hdr, size_t ulp_hdr_len,
 	s = send_new_slot(c, TRP_OP_DATA);
 	s->ulp_hdr_len = (uint8_t)ulp_hdr_len;
 	if (ulp_hdr_len)
-		memcpy(s->buf + TRP_HDR_LEN, ulp_hdr, ulp_hdr_len);
+		memcpy(slot_ulp_hdr(c, s), ulp_hdr, ulp_hdr_len);
 	s->data = data;
-	s->data_len = (uint32_t)data_len;
+	s->data_len = (uint16_t)data_len;
 	s->cookie = cookie;
 	send_slot_xmit(c, s);
 	return s->psn;
@@ -241,7 +259,7 @@ void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t
 	if (pdata_len) {
 		memcpy(c->pdata, pdata, pdata_len);
 		s->data = c->pdata;
-		s->data_len = (uint32_t)pdata_len;
+		s->data_len = (uint16_t)pdata_len;
 	}
 	send_slot_xmit(c, s);
 }

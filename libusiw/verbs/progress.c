@@ -622,7 +622,7 @@ void usiw_progress_qp_changed(struct usiw_qp *qp)
 #define QP_COLD_AFTER_USES 256
 
 /* The queue entries a QP's turn of posts fills (a 128-byte send WQE and a
- * 136-byte TRP send slot a Write) stay cached far longer than the QP's own
+ * 64-byte TRP send slot a Write) stay cached far longer than the QP's own
  * lines when many QPs stream in turn: the queues restart at their first
  * entry when empty (rdmap_tx.c, trp/send.c), so each turn reuses the
  * last's.  Over 16 QPs taking 64 Writes a turn in qp-rate (~1000 uses

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "pair.h"
+#include "trp/conn.h"
 #include "usiw/byteorder.h"
 
 #include <errno.h>
@@ -44,6 +45,23 @@ static void put_index(uint8_t *p, uint32_t i)
 static uint32_t get_index(const uint8_t *p)
 {
 	return get_be32(p + 4);
+}
+
+/* Message i's ULP header: its index (put_index), then pattern bytes, at a
+ * length on either side of what a send slot keeps in itself and up to the
+ * largest, so that every stream carries both kinds of slot through its
+ * losses and retransmissions. */
+static size_t ulp_hdr_len(uint32_t i)
+{
+	static const size_t lens[] = {8, TRP_SLOT_ULP_INLINE, TRP_SLOT_ULP_INLINE + 1,
+	                              TRP_MAX_ULP_HDR};
+
+	return lens[i % (sizeof(lens) / sizeof(lens[0]))];
+}
+
+static const uint8_t *ulp_hdr_tail(uint32_t i)
+{
+	return &pattern[(size_t)i * 11 % (PATTERN_LEN - TRP_MAX_ULP_HDR)];
 }
 
 /* ---- trp_ops ----------------------------------------------------------- */
@@ -114,9 +132,12 @@ static bool op_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 		peer->refuse_times--;
 		return false;
 	}
+	const size_t hdr_len = ulp_hdr_len(i);
+	assert_true(len >= hdr_len);
+	assert_memory_equal(bytes + 8, ulp_hdr_tail(i), hdr_len - 8);
 	expect = pair_message_data(i, peer->pair->peer[!peer->side].payload_max, &expect_len);
-	assert_int_equal(len, 8 + expect_len);
-	assert_memory_equal(bytes + 8, expect, expect_len);
+	assert_int_equal(len, hdr_len + expect_len);
+	assert_memory_equal(bytes + hdr_len, expect, expect_len);
 	peer->delivered[i]++;
 	peer->n_delivered++;
 	if (peer->defer_ack_every && (i + 1) % peer->defer_ack_every == 0)
@@ -320,13 +341,15 @@ void pair_stream(struct pair *p, enum simlink_side from, uint32_t n, uint32_t pa
 void pair_pump(struct pair_peer *peer)
 {
 	while (peer->n_sent < peer->n_to_send) {
-		uint8_t ulp[8];
+		uint8_t ulp[TRP_MAX_ULP_HDR];
+		const size_t ulp_len = ulp_hdr_len(peer->n_sent);
 		size_t len;
 		const uint8_t *data = pair_message_data(peer->n_sent, peer->payload_max, &len);
 		int64_t psn;
 
 		put_index(ulp, peer->n_sent);
-		psn = trp_send(peer->conn, ulp, sizeof(ulp), data, len,
+		memcpy(ulp + 8, ulp_hdr_tail(peer->n_sent), ulp_len - 8);
+		psn = trp_send(peer->conn, ulp, ulp_len, data, len,
 		               (void *)(uintptr_t)(peer->n_sent + 1));
 		if (psn == -EAGAIN)
 			break;
