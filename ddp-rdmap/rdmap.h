@@ -141,6 +141,11 @@ bool rdmap_ep_tx_waiting(const struct rdmap_ep *ep);
  * (trp_conn_warm_queues's twin). */
 void rdmap_ep_warm(const struct rdmap_ep *ep, enum usiw_warm how);
 void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how);
+/* Prefetches (never loads: the memory is the application's, which it may
+ * have unmapped since) the first line of the buffers the next messages
+ * probably use: the next receive's, and the one the send WQE that the next
+ * post fills last sent from. */
+void rdmap_ep_warm_buffers(const struct rdmap_ep *ep);
 /* The send WQE (and its scatter/gather entries) that the post `ahead`
  * posts after the next one will fill (trp_conn_warm_send_slot's twin);
  * false if the send queue has no room for that post. */

@@ -275,6 +275,24 @@ void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how)
 	usiw_warm_line(&ep->rq_sges[(size_t)rq_tail * ep->attr.max_recv_sge], how);
 }
 
+/* An application in a ping-pong writes the message it sends and reads the
+ * one it receives: over many QPs in turn each is a line that has left the
+ * cache, on the way of the round trip.  It mostly sends from the same
+ * buffer each time on a QP, and a QP's SQ, empty between its messages,
+ * starts again at the same entry, whose scatter/gather entry still names
+ * that buffer. */
+void rdmap_ep_warm_buffers(const struct rdmap_ep *ep)
+{
+	if (ep->rq_count && ep->rq[ep->rq_head].num_sge) {
+		const struct rdmap_sge *r = &ep->rq_sges[(size_t)ep->rq_head * ep->attr.max_recv_sge];
+		if (r->length)
+			usiw_warm_line((const void *)(uintptr_t)r->addr, USIW_WARM_PREFETCH);
+	}
+	const struct rdmap_sge *s = &ep->sq_sges[(size_t)ep->sq_tail * ep->attr.max_send_sge];
+	if (s->length)
+		usiw_warm_line((const void *)(uintptr_t)s->addr, USIW_WARM_PREFETCH);
+}
+
 bool rdmap_ep_warm_send_entry(const struct rdmap_ep *ep, uint32_t ahead, enum usiw_warm how)
 {
 	const uint32_t posted = ep->sq_tail >= ep->sq_head ? ep->sq_tail - ep->sq_head

@@ -1,6 +1,7 @@
 /* Two RDMAP endpoints back to back over the in-test perfect transport
  * (shuffled delivery, PSNs crossing the 32-bit wrap): every opcode, ordering,
  * completion rules, every protection violation, Terminate and flush. */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -450,6 +452,42 @@ static void test_warm_send_entries_end_with_the_sq(void **state)
 	fixture_fini(&f);
 }
 
+/* rdmap_ep_warm_buffers reads the addresses the application gave in its
+ * posts, which it may have unmapped since: it must never load from them.
+ * Both of its places here name a page unmapped by then: the next
+ * receive's buffer, and the buffer of the Send whose entry the next post
+ * fills (an empty SQ starts again at its first entry). */
+static void test_warm_buffers_never_load(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, NULL);
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	memset(page, 0x5a, 64);
+	struct test_mr *src = random_mr(&f, 64, 0);
+	src->buf = page;  /* the Send's source: its MR covers the page */
+	struct test_mr *dst = random_mr(&f, 64, RDMAP_ACCESS_LOCAL_WRITE);
+	struct rdmap_sge from = { test_mr_va(src, 0), 64, src->stag };
+	struct rdmap_sge to = { test_mr_va(dst, 0), 64, dst->stag };
+	post_recv(f.b, 1, &to, 1);
+	struct rdmap_send_wr wr = { .wr_id = 2, .opcode = RDMAP_WR_SEND, .sg_list = &from,
+				    .num_sge = 1, .flags = RDMAP_SEND_SIGNALED };
+	post_send(f.a, &wr);
+	test_link_run(&f.link);
+	assert_int_equal(f.wa->count, 1);
+	assert_int_equal(f.wa->wc[0].status, RDMAP_WC_SUCCESS);
+	assert_memory_equal(dst->buf, page, 64);
+	assert_int_equal(munmap(page, 4096), 0);
+	post_recv(f.b, 3, &from, 1);
+	assert_int_equal(f.a->sq_tail, 0);
+	assert_int_equal(f.a->sq_sges[0].addr, (uintptr_t)page);
+	rdmap_ep_warm_buffers(f.a);
+	rdmap_ep_warm_buffers(f.b);
+	src->buf = src->alloc + TEST_GUARD_LEN;  /* its own again */
+	fixture_fini(&f);
+}
+
 /* RFC 5040 ordering: when the Send after a Write completes, the Write's data
  * is in place, whatever order the segments arrived in. */
 struct order_check {
@@ -856,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_many_outstanding_complete_in_order),
 		cmocka_unit_test(test_counters_wrap_with_odd_depths),
 		cmocka_unit_test(test_warm_send_entries_end_with_the_sq),
+		cmocka_unit_test(test_warm_buffers_never_load),
 		cmocka_unit_test(test_send_after_write_sees_write),
 		cmocka_unit_test(test_access_violations_terminate),
 		cmocka_unit_test(test_send_without_receive_terminates),
