@@ -274,9 +274,14 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 	if (ip->dst_addr != dst_ipv4)
 		return false;
 	const bool muxed = udp->dst_port == RTE_BE16(MUX_PORT);
-	struct mux_record *last = muxed ? (struct mux_record *)((uint8_t *)udp + e->tx_mux_record)
-					: NULL;
-	const bool same = muxed ? last->src_port == src && last->dst_port == dst
+	/* A record follows a datagram of any length, so it may start at an odd
+	 * address: it is read and written through a copy. */
+	uint8_t *last_at = (uint8_t *)udp + e->tx_mux_record;
+	struct mux_record last = { 0 };
+
+	if (muxed)
+		memcpy(&last, last_at, sizeof(last));
+	const bool same = muxed ? last.src_port == src && last.dst_port == dst
 				: udp->src_port == src && udp->dst_port == dst;
 	/* Another endpoint's datagram takes a record, and a frame that becomes
 	 * a mux frame one more for the datagram it holds. */
@@ -287,7 +292,8 @@ static bool bundle_append(struct usiw_engine *e, uint16_t src_port, uint32_t dst
 	    (records == 2 && rte_pktmbuf_headroom(m) < sizeof(struct mux_record)))
 		return false;
 	if (same && muxed) {
-		last->len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(last->len) + len));
+		last.len = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(last.len) + len));
+		memcpy(last_at, &last, sizeof(last));
 	} else if (!same) {
 		if (!muxed)
 			mux_convert(e, m);
