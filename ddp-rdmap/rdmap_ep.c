@@ -283,14 +283,13 @@ void rdmap_ep_warm_queues(const struct rdmap_ep *ep, enum usiw_warm how)
  * that buffer. */
 void rdmap_ep_warm_buffers(const struct rdmap_ep *ep)
 {
-	if (ep->rq_count && ep->rq[ep->rq_head].num_sge) {
-		const struct rdmap_sge *r = &ep->rq_sges[(size_t)ep->rq_head * ep->attr.max_recv_sge];
-		if (r->length)
-			usiw_warm_line((const void *)(uintptr_t)r->addr, USIW_WARM_PREFETCH);
-	}
-	const struct rdmap_sge *s = &ep->sq_sges[(size_t)ep->sq_tail * ep->attr.max_send_sge];
-	if (s->length)
-		usiw_warm_line((const void *)(uintptr_t)s->addr, USIW_WARM_PREFETCH);
+	const struct recv_wqe *next_recv = &ep->rq[ep->rq_head];
+	const struct rdmap_sge *last_sent = ep->sq[ep->sq_tail].sges;
+
+	if (ep->rq_count && next_recv->num_sge && next_recv->sges[0].length)
+		usiw_warm_line((const void *)(uintptr_t)next_recv->sges[0].addr, USIW_WARM_PREFETCH);
+	if (last_sent->length)
+		usiw_warm_line((const void *)(uintptr_t)last_sent->addr, USIW_WARM_PREFETCH);
 }
 
 bool rdmap_ep_warm_send_entry(const struct rdmap_ep *ep, uint32_t ahead, enum usiw_warm how)
