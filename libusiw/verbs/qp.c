@@ -2,6 +2,8 @@
 #include "qp.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,24 +13,63 @@
 #include "pd.h"
 #include "progress.h"
 
+static const char *qp_type_name(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_RAW_PACKET:
+		return "RAW_PACKET";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_SEND";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_RECV";
+	default:
+		return "unknown";
+	}
+}
+
+/* A cap above usiw0's limit: the applications' own message is only
+ * "couldn't create QP", so this says which cap and what the limit is. */
+static int cap_too_big(const char *name, uint32_t asked, uint32_t limit)
+{
+	if (asked <= limit)
+		return 0;
+	fprintf(stderr, "usiw: ibv_create_qp: %s %" PRIu32 " is above usiw0's limit of %" PRIu32 "\n",
+		name, asked, limit);
+	return EINVAL;
+}
+
 /* ibv_create_qp(3): the caps asked for must be within the device's limits;
  * the QP gets at least what was asked and the caps say what it got. */
 static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init_attr *attr)
 {
-	if (attr->qp_type != IBV_QPT_RC)
+	if (attr->qp_type != IBV_QPT_RC) {
+		/* iWARP (RFC 5040) defines reliable connected QPs only. */
+		fprintf(stderr,
+			"usiw: ibv_create_qp: QP type %s (%d) is not supported: usiw0 is an iWARP "
+			"device and has RC QPs only\n",
+			qp_type_name(attr->qp_type), (int)attr->qp_type);
 		return EOPNOTSUPP;
+	}
 	if (!attr->send_cq || !attr->recv_cq || attr->send_cq->context != context ||
 	    attr->recv_cq->context != context ||
 	    (attr->srq && attr->srq->context != context))
 		return EINVAL;
 	const struct ibv_qp_cap *cap = &attr->cap;
-	if (cap->max_send_wr > USIW_MAX_QP_WR || cap->max_send_sge > USIW_MAX_SGE ||
-	    cap->max_inline_data > USIW_MAX_INLINE_DATA)
-		return EINVAL;
+	int rc = cap_too_big("max_send_wr", cap->max_send_wr, USIW_MAX_QP_WR);
+	if (!rc)
+		rc = cap_too_big("max_send_sge", cap->max_send_sge, USIW_MAX_SGE);
+	if (!rc)
+		rc = cap_too_big("max_inline_data", cap->max_inline_data, USIW_MAX_INLINE_DATA);
 	/* With an SRQ the QP's own receive queue attributes are ignored. */
-	if (!attr->srq && (cap->max_recv_wr > USIW_MAX_QP_WR || cap->max_recv_sge > USIW_MAX_SGE))
-		return EINVAL;
-	return 0;
+	if (!rc && !attr->srq)
+		rc = cap_too_big("max_recv_wr", cap->max_recv_wr, USIW_MAX_QP_WR);
+	if (!rc && !attr->srq)
+		rc = cap_too_big("max_recv_sge", cap->max_recv_sge, USIW_MAX_SGE);
+	return rc;
 }
 
 static uint32_t at_least_one(uint32_t n)
@@ -87,6 +128,8 @@ struct ibv_qp *usiw_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	}
 	if (atomic_fetch_add(&ctx->qp_count, 1) >= USIW_MAX_QP) {
 		atomic_fetch_sub(&ctx->qp_count, 1);
+		fprintf(stderr, "usiw: ibv_create_qp: this context has %d QPs already, usiw0's max_qp\n",
+			USIW_MAX_QP);
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -24,6 +25,54 @@
 		} else if (errno != (expected)) {                              \
 			fprintf(stderr, "%s:%d: FAILED: %s: errno %d, not %d\n", \
 				__FILE__, __LINE__, #call, errno, expected);   \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+/* What the calls made between stderr_capture and stderr_captured wrote to
+ * stderr; the test then checks that a refusal says why. */
+static char captured[1024];
+static int saved_stderr = -1;
+static FILE *capture_file;
+
+static void stderr_capture(void)
+{
+	fflush(stderr);
+	capture_file = tmpfile();
+	saved_stderr = dup(STDERR_FILENO);
+	if (capture_file && saved_stderr >= 0)
+		dup2(fileno(capture_file), STDERR_FILENO);
+}
+
+static const char *stderr_captured(void)
+{
+	size_t n = 0;
+
+	fflush(stderr);
+	if (saved_stderr >= 0) {
+		dup2(saved_stderr, STDERR_FILENO);
+		close(saved_stderr);
+	}
+	if (capture_file) {
+		rewind(capture_file);
+		n = fread(captured, 1, sizeof(captured) - 1, capture_file);
+		fclose(capture_file);
+	}
+	captured[n] = '\0';
+	return captured;
+}
+
+/* ibv_create_qp fails with errno == expected and says so on stderr with
+ * these words. */
+#define CHECK_CREATE_QP_REFUSED(pd, attr, expected, words)                      \
+	do {                                                                   \
+		stderr_capture();                                              \
+		CHECK_FAILS(ibv_create_qp(pd, attr), expected);                \
+		const char *said = stderr_captured();                          \
+		if (!strstr(said, words)) {                                    \
+			fprintf(stderr, "%s:%d: FAILED: ibv_create_qp said "   \
+				"\"%s\", not \"%s\"\n", __FILE__, __LINE__,     \
+				said, words);                                  \
 			failures++;                                            \
 		}                                                              \
 	} while (0)
@@ -256,7 +305,45 @@ static void check_cq(struct ibv_context *ctx)
 	}
 }
 
-/* What is not implemented yet says so cleanly. */
+/* Caps above the device's limits are refused, naming the cap and the limit. */
+static void check_qp_caps_limits(struct ibv_context *ctx)
+{
+	struct ibv_device_attr dev;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	CHECK(pd && cq && ibv_query_device(ctx, &dev) == 0);
+	if (!pd || !cq)
+		return;
+	const struct ibv_qp_init_attr ok = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr attr = ok;
+	char words[128];
+
+	attr.cap.max_send_wr = (uint32_t)dev.max_qp_wr + 1;
+	snprintf(words, sizeof(words), "max_send_wr %u is above usiw0's limit of %d",
+		 attr.cap.max_send_wr, dev.max_qp_wr);
+	CHECK_CREATE_QP_REFUSED(pd, &attr, EINVAL, words);
+	attr = ok;
+	attr.cap.max_recv_sge = (uint32_t)dev.max_sge + 1;
+	snprintf(words, sizeof(words), "max_recv_sge %u is above usiw0's limit of %d",
+		 attr.cap.max_recv_sge, dev.max_sge);
+	CHECK_CREATE_QP_REFUSED(pd, &attr, EINVAL, words);
+	/* At the limits the QP is made. */
+	attr = ok;
+	attr.cap.max_send_wr = attr.cap.max_recv_wr = (uint32_t)dev.max_qp_wr;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = (uint32_t)dev.max_sge;
+	struct ibv_qp *qp = ibv_create_qp(pd, &attr);
+	CHECK(qp);
+	if (qp)
+		CHECK(ibv_destroy_qp(qp) == 0);
+	CHECK(ibv_destroy_cq(cq) == 0);
+	CHECK(ibv_dealloc_pd(pd) == 0);
+}
+
+/* What is not implemented says so cleanly. */
 static void check_unsupported(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -271,9 +358,9 @@ static void check_unsupported(struct ibv_context *ctx)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_ah_attr ah_attr = { .port_num = 1 };
-	CHECK_FAILS(ibv_create_qp(pd, &qp_attr), EOPNOTSUPP);
+	CHECK_CREATE_QP_REFUSED(pd, &qp_attr, EOPNOTSUPP, "QP type UD (4) is not supported");
 	qp_attr.qp_type = IBV_QPT_UC;
-	CHECK_FAILS(ibv_create_qp(pd, &qp_attr), EOPNOTSUPP);
+	CHECK_CREATE_QP_REFUSED(pd, &qp_attr, EOPNOTSUPP, "QP type UC (3) is not supported");
 	CHECK_FAILS(ibv_create_ah(pd, &ah_attr), EOPNOTSUPP);
 	CHECK_FAILS(ibv_alloc_mw(pd, IBV_MW_TYPE_1), EOPNOTSUPP);
 	CHECK(ibv_destroy_cq(cq) == 0);
@@ -307,6 +394,7 @@ int main(void)
 		check_pd_and_mr(ctx);
 		check_cq(ctx);
 		check_unsupported(ctx);
+		check_qp_caps_limits(ctx);
 		CHECK(ibv_close_device(ctx) == 0);
 	}
 	ibv_free_device_list(list);
