@@ -170,12 +170,13 @@ static int find_port(const char *devargs, char *name, size_t namelen, uint16_t *
 	return -ENODEV;
 }
 
-/* A memif server rejects a client that connects after its socket listens
- * but before its port starts, and memif's client then never tries again: a
- * client started beside its server (both ranks of an MPI launch, or a
- * forwarder's two ports) waited out the whole link timeout for a server that
- * was up a moment later.  So a client whose link is not up this long after
- * a start connects anew. */
+/* A memif client that connects after its server's socket listens but before
+ * the server's port starts never comes up, and memif's client does not try
+ * again by itself: a client started beside its server (both ranks of an MPI
+ * launch, a forwarder's two ports) waited out the whole link timeout for a
+ * server that was up a moment later (test: memif client of a server that
+ * starts late).  So a client whose link is not up this long after a start
+ * connects anew. */
 #define MEMIF_RECONNECT_MS 1000
 
 static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
