@@ -15,6 +15,11 @@ static int set_up(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ibv_p
 		  struct ibv_qp_init_attr *qp_init_attr)
 {
 	id->pd = pd;
+	/* The QP is of the type the address info says (rdma_create_ep(3): the
+	 * attributes are in and out): programs leave qp_type zero for it
+	 * (rdma_client, rdma_server). */
+	if (qp_init_attr && res->ai_qp_type)
+		qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	if (res->ai_flags & RAI_PASSIVE) {
 		if (rdma_bind_addr(id, res->ai_src_addr))
 			return -1;
