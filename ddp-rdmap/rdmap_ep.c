@@ -48,13 +48,12 @@ struct rdmap_ep *rdmap_ep_create(const struct rdmap_ep_attr *attr)
 	/* Line-aligned: each send_wqe is two whole lines. */
 	ep->sq = aligned_alloc(64, sq_size * sizeof(*ep->sq));
 	ep->sq_sges = calloc(sq_size * a->max_send_sge, sizeof(*ep->sq_sges));
-	ep->sq_inline = a->max_inline ? calloc(sq_size, a->max_inline) : NULL;
 	ep->sq_atomic = calloc(sq_size, sizeof(*ep->sq_atomic));
 	ep->ord = calloc((size_t)ep->ord_mask + 1, sizeof(*ep->ord));
 	ep->rq = aligned_alloc(64, rq_size * sizeof(*ep->rq));
 	ep->rq_sges = calloc(rq_size * a->max_recv_sge, sizeof(*ep->rq_sges));
 	ep->ird = calloc((size_t)ep->ird_mask + 1, sizeof(*ep->ird));
-	if (!ep->sq || !ep->sq_sges || (a->max_inline && !ep->sq_inline) || !ep->sq_atomic ||
+	if (!ep->sq || !ep->sq_sges || !ep->sq_atomic ||
 	    !ep->ord || !ep->rq || !ep->rq_sges || !ep->ird) {
 		rdmap_ep_destroy(ep);
 		errno = ENOMEM;

@@ -27,8 +27,8 @@
 #define USIW_MAX_QP 1024
 #define USIW_MAX_QP_WR 4096
 #define USIW_MAX_SGE 16
-/* Inline data is copied into the send queue at post time: each send WR slot
- * reserves this many bytes. */
+/* Inline data is copied into the send queue at post time: a QP's send WR
+ * slots reserve its max_inline_data bytes each, at most this many. */
 #define USIW_MAX_INLINE_DATA 256
 #define USIW_MAX_SRQ 1024
 #define USIW_MAX_SRQ_WR 4096

@@ -77,6 +77,17 @@ static uint32_t at_least_one(uint32_t n)
 	return n ? n : 1;
 }
 
+/* A send WR's inline room is at least what its SGEs take (16 bytes each), as
+ * rxe and mlx5 give it: programs post small inline Sends on QPs that asked
+ * for no inline data (rdma-core's rdma_xclient, 16 bytes, with one SGE). */
+static uint32_t inline_room(const struct ibv_qp_cap *cap)
+{
+	const uint32_t sge_room = at_least_one(cap->max_send_sge) * (uint32_t)sizeof(struct ibv_sge);
+	const uint32_t room = cap->max_inline_data > sge_room ? cap->max_inline_data : sge_room;
+
+	return room < USIW_MAX_INLINE_DATA ? room : USIW_MAX_INLINE_DATA;
+}
+
 /* The QP number is a free UDP port of the engine in the QPN range; several
  * contexts of a process share the engine, so a port may be taken already. */
 static int open_port(struct usiw_context *ctx, struct usiw_qp *qp)
@@ -149,7 +160,7 @@ struct ibv_qp *usiw_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->srq = attr->srq ? usiw_srq_of(attr->srq) : NULL;
 	qp->cap.max_send_wr = at_least_one(attr->cap.max_send_wr);
 	qp->cap.max_send_sge = at_least_one(attr->cap.max_send_sge);
-	qp->cap.max_inline_data = attr->cap.max_inline_data;
+	qp->cap.max_inline_data = inline_room(&attr->cap);
 	if (!qp->srq) {
 		qp->cap.max_recv_wr = at_least_one(attr->cap.max_recv_wr);
 		qp->cap.max_recv_sge = at_least_one(attr->cap.max_recv_sge);

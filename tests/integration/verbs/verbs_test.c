@@ -331,6 +331,12 @@ static void check_qp_caps_limits(struct ibv_context *ctx)
 	snprintf(words, sizeof(words), "max_recv_sge %u is above usiw0's limit of %d",
 		 attr.cap.max_recv_sge, dev.max_sge);
 	CHECK_CREATE_QP_REFUSED(pd, &attr, EINVAL, words);
+	/* Inline room is at least what the SGEs take, asked for or not. */
+	attr = ok;
+	struct ibv_qp *small = ibv_create_qp(pd, &attr);
+	CHECK(small && attr.cap.max_inline_data == sizeof(struct ibv_sge));
+	if (small)
+		CHECK(ibv_destroy_qp(small) == 0);
 	/* At the limits the QP is made. */
 	attr = ok;
 	attr.cap.max_send_wr = attr.cap.max_recv_wr = (uint32_t)dev.max_qp_wr;
