@@ -44,6 +44,14 @@ void cm_conn_qp_callback(void *id, enum trp_event_type type, int status, const v
 	cm_inbox_qp_event(id, type, status, pdata, pdata_len);
 }
 
+void cm_conn_qp_leaving(struct cm_id *id)
+{
+	if (id->state == CM_DISCONNECT) {
+		id->state = CM_DISCONNECTED;
+		cm_event_raise(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL);
+	}
+}
+
 void cm_conn_qp_gone(void *ctx)
 {
 	struct cm_id *id = ctx;
@@ -51,6 +59,7 @@ void cm_conn_qp_gone(void *ctx)
 	cm_lock();
 	id->qp_attached = false;
 	id->id.qp = NULL;
+	cm_conn_qp_leaving(id);
 	cm_unlock();
 }
 

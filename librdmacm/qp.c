@@ -8,6 +8,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "cm_id.h"
+#include "connect.h"
 #include "cm_qp.h"
 
 /* What a connected iWARP QP allows (the kernel's iWARP CM gives INIT the
@@ -164,6 +165,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 		cm_usiw->qp_attach(id->qp, NULL, NULL, NULL);
 		cid->qp_attached = false;
 	}
+	cm_conn_qp_leaving(cid);
 	cm_unlock();
 	ibv_destroy_qp(id->qp);
 	id->qp = NULL;
