@@ -10,7 +10,8 @@
  * unbound one, and one bound but not listening) is REJECTED at once, as a
  * TCP RST makes it with the kernel's iWARP CM; a reject carries private
  * data both ways; 16 connections to the second listener are established at
- * once, move data both ways and disconnect (DISCONNECTED on both sides,
+ * once, one of them adds atomically to a word of the server's twice (the
+ * CM's QPs allow remote atomics), all move data both ways and disconnect (DISCONNECTED on both sides,
  * also for one whose QP the client destroys right after rdma_disconnect);
  * the server dies without a word and the client sees DISCONNECTED within
  * the keepalive bound; last, a connect to the dead host (its address still
@@ -131,7 +132,9 @@ static struct sockaddr_in sin_of(const char *ip, int port)
 struct conn {
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr;
-	char buf[2][MSG_LEN];   /* [0] receive, [1] send */
+	_Alignas(8) char buf[2][MSG_LEN];   /* [0] receive, [1] send */
+	unsigned peer_rkey;                 /* the peer's buf[1], for atomics */
+	unsigned long long peer_addr;
 };
 
 static void make_qp(struct conn *c)
@@ -145,7 +148,8 @@ static void make_qp(struct conn *c)
 	/* No PD, no CQs: librdmacm makes them, as rdma-core's does. */
 	REQUIRE(rdma_create_qp(c->id, NULL, &attr) == 0);
 	REQUIRE(c->id->qp && c->id->pd && c->id->send_cq && c->id->recv_cq);
-	c->mr = ibv_reg_mr(c->id->pd, c->buf, sizeof(c->buf), IBV_ACCESS_LOCAL_WRITE);
+	c->mr = ibv_reg_mr(c->id->pd, c->buf, sizeof(c->buf),
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	REQUIRE(c->mr);
 	struct ibv_sge sge = { (uintptr_t)c->buf[0], MSG_LEN, c->mr->lkey };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -157,6 +161,17 @@ static void send_msg(struct conn *c, const char *text)
 	snprintf(c->buf[1], MSG_LEN, "%s", text);
 	struct ibv_sge sge = { (uintptr_t)c->buf[1], MSG_LEN, c->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
+	REQUIRE(ibv_post_send(c->id->qp, &wr, &bad) == 0);
+}
+
+/* An atomic add to the peer's buf[1]; the old value lands in our buf[0]. */
+static void fetch_add(struct conn *c, uint64_t add)
+{
+	struct ibv_sge sge = { (uintptr_t)c->buf[0], sizeof(uint64_t), c->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .wr.atomic = { .remote_addr = c->peer_addr, .compare_add = add,
+						 .rkey = c->peer_rkey } }, *bad;
 	REQUIRE(ibv_post_send(c->id->qp, &wr, &bad) == 0);
 }
 
@@ -245,12 +260,18 @@ static void busy_port(struct rdma_event_channel *ch, int port)
 	CHECK(rdma_destroy_id(id) == 0);
 }
 
+/* The reply ends with where the client may add atomically: the send
+ * buffer's STag and address (its first 8 bytes are zero until the echo). */
 static void accept_conn(struct conn *c, struct rdma_cm_event *req, const char *reply)
 {
+	char full[64];
+
 	c->id = req->id;
 	make_qp(c);
-	struct rdma_conn_param param = { .private_data = reply,
-					 .private_data_len = (uint8_t)strlen(reply) + 1,
+	snprintf(full, sizeof(full), "%s %u %llx", reply, c->mr->rkey,
+		 (unsigned long long)(uintptr_t)c->buf[1]);
+	struct rdma_conn_param param = { .private_data = full,
+					 .private_data_len = (uint8_t)strlen(full) + 1,
 					 .responder_resources = 1, .initiator_depth = 1 };
 	REQUIRE(rdma_accept(c->id, &param) == 0);
 }
@@ -446,12 +467,24 @@ static void many_connections(struct rdma_event_channel *ch, const char *server, 
 		for (i = 0; i < MANY && many[i].id != ev->id; i++)
 			;
 		REQUIRE(i < MANY);
-		char expect[16];
-		snprintf(expect, sizeof(expect), "ok %d", i);
-		CHECK(ev->param.conn.private_data_len == strlen(expect) + 1 &&
-		      !strcmp(ev->param.conn.private_data, expect));
+		int n_said = -1;
+		const char *said = ev->param.conn.private_data;
+		REQUIRE(said && ev->param.conn.private_data_len > 0 &&
+			said[ev->param.conn.private_data_len - 1] == '\0');
+		CHECK(sscanf(said, "ok %d %u %llx", &n_said, &many[i].peer_rkey,
+			     &many[i].peer_addr) == 3 && n_said == i);
 		CHECK(ntohs(rdma_get_dst_port(ev->id)) != port);   /* the server QP's port */
 		ack(ev);
+	}
+	/* Atomics through a CM-connected QP (the CM gives its QPs remote
+	 * atomic access): two adds to the server's zeroed word, each
+	 * returning what was there before. */
+	for (int k = 0; k < 2; k++) {
+		uint64_t *old = (uint64_t *)many[0].buf[0];
+		fetch_add(&many[0], 5);
+		struct ibv_wc wc = poll_one(many[0].id->send_cq);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FETCH_ADD);
+		CHECK(*old == (uint64_t)(5 * k));
 	}
 	for (int i = 0; i < MANY; i++) {
 		char msg[MSG_LEN];
