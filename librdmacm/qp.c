@@ -13,10 +13,10 @@
 
 /* What a connected QP allows: remote reads, writes and atomics into MRs that
  * allow them.  The kernel's iWARP CM gives INIT reads and writes only, since
- * RFC 5040 has no atomics; usiw0 has RFC 7306's, and the kernel's IB CM adds
- * atomics to reads where the QP has responder resources, as ours always has.
- * Without them qperf's rc_compare_swap over rdma_cm failed with remote
- * access errors. */
+ * RFC 5040 has no atomics; usiw0 has RFC 7306's, and the kernel's IB CM
+ * allows atomics with reads where the QP has responder resources.  Without
+ * them qperf's rc_compare_swap_mr over rdma_cm failed with remote access
+ * errors. */
 #define CM_QP_ACCESS                                                             \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_ATOMIC)

@@ -11,8 +11,9 @@
  * TCP RST makes it with the kernel's iWARP CM; a reject carries private
  * data both ways; 16 connections to the second listener are established at
  * once, one of them adds atomically to a word of the server's twice (the
- * CM's QPs allow remote atomics), all move data both ways and disconnect (DISCONNECTED on both sides,
- * also for one whose QP the client destroys right after rdma_disconnect);
+ * CM's QPs allow remote atomics), all move data both ways and disconnect
+ * (DISCONNECTED on both sides, also for one whose QP the client destroys
+ * right after rdma_disconnect);
  * the server dies without a word and the client sees DISCONNECTED within
  * the keepalive bound; last, a connect to the dead host (its address still
  * resolved) ends in UNREACHABLE within TRP's retry bound.  The private data of each request tells the
