@@ -305,7 +305,9 @@ static void check_cq(struct ibv_context *ctx)
 	}
 }
 
-/* Caps above the device's limits are refused, naming the cap and the limit. */
+/* QP caps: above the device's limits they are refused, naming the cap and
+ * the limit; at the limits the QP is made; the inline room is at least what
+ * the send SGEs take. */
 static void check_qp_caps_limits(struct ibv_context *ctx)
 {
 	struct ibv_device_attr dev;
