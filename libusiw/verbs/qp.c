@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,13 @@ static const char *qp_type_name(enum ibv_qp_type type)
 
 /* A cap above usiw0's limit: the applications' own message is only
  * "couldn't create QP", so this says which cap and what the limit is. */
-static int cap_too_big(const char *name, uint32_t asked, uint32_t limit)
+static bool cap_too_big(const char *name, uint32_t asked, uint32_t limit)
 {
 	if (asked <= limit)
-		return 0;
+		return false;
 	fprintf(stderr, "usiw: ibv_create_qp: %s %" PRIu32 " is above usiw0's limit of %" PRIu32 "\n",
 		name, asked, limit);
-	return EINVAL;
+	return true;
 }
 
 /* ibv_create_qp(3): the caps asked for must be within the device's limits;
@@ -59,17 +60,15 @@ static int check_init_attr(struct ibv_context *context, const struct ibv_qp_init
 	    (attr->srq && attr->srq->context != context))
 		return EINVAL;
 	const struct ibv_qp_cap *cap = &attr->cap;
-	int rc = cap_too_big("max_send_wr", cap->max_send_wr, USIW_MAX_QP_WR);
-	if (!rc)
-		rc = cap_too_big("max_send_sge", cap->max_send_sge, USIW_MAX_SGE);
-	if (!rc)
-		rc = cap_too_big("max_inline_data", cap->max_inline_data, USIW_MAX_INLINE_DATA);
+	if (cap_too_big("max_send_wr", cap->max_send_wr, USIW_MAX_QP_WR) ||
+	    cap_too_big("max_send_sge", cap->max_send_sge, USIW_MAX_SGE) ||
+	    cap_too_big("max_inline_data", cap->max_inline_data, USIW_MAX_INLINE_DATA))
+		return EINVAL;
 	/* With an SRQ the QP's own receive queue attributes are ignored. */
-	if (!rc && !attr->srq)
-		rc = cap_too_big("max_recv_wr", cap->max_recv_wr, USIW_MAX_QP_WR);
-	if (!rc && !attr->srq)
-		rc = cap_too_big("max_recv_sge", cap->max_recv_sge, USIW_MAX_SGE);
-	return rc;
+	if (!attr->srq && (cap_too_big("max_recv_wr", cap->max_recv_wr, USIW_MAX_QP_WR) ||
+			   cap_too_big("max_recv_sge", cap->max_recv_sge, USIW_MAX_SGE)))
+		return EINVAL;
+	return 0;
 }
 
 static uint32_t at_least_one(uint32_t n)
@@ -80,10 +79,10 @@ static uint32_t at_least_one(uint32_t n)
 /* A send WR's inline room is at least what its SGEs take (16 bytes each), as
  * rxe and mlx5 give it: programs post small inline Sends on QPs that asked
  * for no inline data (rdma-core's rdma_xclient, 16 bytes, with one SGE). */
-static uint32_t inline_room(const struct ibv_qp_cap *cap)
+static uint32_t inline_room(uint32_t max_send_sge, uint32_t max_inline_data)
 {
-	const uint32_t sge_room = at_least_one(cap->max_send_sge) * (uint32_t)sizeof(struct ibv_sge);
-	const uint32_t room = cap->max_inline_data > sge_room ? cap->max_inline_data : sge_room;
+	const uint32_t sge_room = max_send_sge * (uint32_t)sizeof(struct ibv_sge);
+	const uint32_t room = max_inline_data > sge_room ? max_inline_data : sge_room;
 
 	return room < USIW_MAX_INLINE_DATA ? room : USIW_MAX_INLINE_DATA;
 }
@@ -160,7 +159,7 @@ struct ibv_qp *usiw_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->srq = attr->srq ? usiw_srq_of(attr->srq) : NULL;
 	qp->cap.max_send_wr = at_least_one(attr->cap.max_send_wr);
 	qp->cap.max_send_sge = at_least_one(attr->cap.max_send_sge);
-	qp->cap.max_inline_data = inline_room(&attr->cap);
+	qp->cap.max_inline_data = inline_room(qp->cap.max_send_sge, attr->cap.max_inline_data);
 	if (!qp->srq) {
 		qp->cap.max_recv_wr = at_least_one(attr->cap.max_recv_wr);
 		qp->cap.max_recv_sge = at_least_one(attr->cap.max_recv_sge);
