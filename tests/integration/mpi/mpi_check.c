@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest ping-pong message, and the window's messages: the buffer
+ * holds either. */
+#define LARGEST ((4 << 20) + 3)
+enum { WINDOW_MSGS = 64, WINDOW_SIZE = 8192, WINDOW_TAG = 5000 };
+#define BUF_SIZE (LARGEST > 2 * WINDOW_MSGS * WINDOW_SIZE ? LARGEST : 2 * WINDOW_MSGS * WINDOW_SIZE)
+
 static long failures;
 static long verified_msgs;
 static long verified_bytes;
@@ -54,7 +60,7 @@ static void verify(const unsigned char *buf, int from, int tag, int size, const 
 static void ping_pong(int rank, unsigned char *buf)
 {
 	static const int sizes[] = { 0, 1, 7, 64, 1000, 4096, 8999, 9000, 65536, 65537,
-				     1 << 20, (4 << 20) + 3 };
+				     1 << 20, LARGEST };
 	const int peer = 1 - rank;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
@@ -81,26 +87,25 @@ static void ping_pong(int rank, unsigned char *buf)
  * in the reverse order of the sends, so matching is by tag. */
 static void window(int rank, unsigned char *buf)
 {
-	enum { MSGS = 64, SIZE = 8192 };
-	MPI_Request req[2 * MSGS];
-	MPI_Status st[2 * MSGS];
-	unsigned char *out = buf, *in = buf + MSGS * SIZE;
+	MPI_Request req[2 * WINDOW_MSGS];
+	MPI_Status st[2 * WINDOW_MSGS];
+	unsigned char *out = buf, *in = buf + WINDOW_MSGS * WINDOW_SIZE;
 	const int peer = 1 - rank;
 
-	for (int m = 0; m < MSGS; m++) {
-		const int tag = MSGS - 1 - m;
-		MPI_Irecv(in + (size_t)tag * SIZE, SIZE, MPI_BYTE, peer, 5000 + tag, MPI_COMM_WORLD,
-			  &req[m]);
+	for (int m = 0; m < WINDOW_MSGS; m++) {
+		const int tag = WINDOW_MSGS - 1 - m;
+		MPI_Irecv(in + (size_t)tag * WINDOW_SIZE, WINDOW_SIZE, MPI_BYTE, peer,
+			  WINDOW_TAG + tag, MPI_COMM_WORLD, &req[m]);
 	}
-	for (int m = 0; m < MSGS; m++) {
-		fill(out + (size_t)m * SIZE, rank, 5000 + m, SIZE);
-		MPI_Isend(out + (size_t)m * SIZE, SIZE, MPI_BYTE, peer, 5000 + m, MPI_COMM_WORLD,
-			  &req[MSGS + m]);
+	for (int m = 0; m < WINDOW_MSGS; m++) {
+		fill(out + (size_t)m * WINDOW_SIZE, rank, WINDOW_TAG + m, WINDOW_SIZE);
+		MPI_Isend(out + (size_t)m * WINDOW_SIZE, WINDOW_SIZE, MPI_BYTE, peer, WINDOW_TAG + m,
+			  MPI_COMM_WORLD, &req[WINDOW_MSGS + m]);
 	}
-	MPI_Waitall(2 * MSGS, req, st);
-	for (int m = 0; m < MSGS; m++) {
-		const int tag = MSGS - 1 - m;
-		verify(in + (size_t)tag * SIZE, peer, 5000 + tag, SIZE, &st[m]);
+	MPI_Waitall(2 * WINDOW_MSGS, req, st);
+	for (int m = 0; m < WINDOW_MSGS; m++) {
+		const int tag = WINDOW_MSGS - 1 - m;
+		verify(in + (size_t)tag * WINDOW_SIZE, peer, WINDOW_TAG + tag, WINDOW_SIZE, &st[m]);
 	}
 }
 
@@ -135,7 +140,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	unsigned char *buf = malloc((4 << 20) + 3 > 2 * 64 * 8192 ? (4 << 20) + 3 : 2 * 64 * 8192);
+	unsigned char *buf = malloc(BUF_SIZE);
 	if (!buf)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	ping_pong(rank, buf);
