@@ -302,7 +302,7 @@ static void rejected(struct cm_id *id, const void *pdata, size_t pdata_len)
 	const void *app;
 	int status = -ECONNRESET;
 
-	/* A REJECT without our header is trp_refusal's: nobody listens. */
+	/* A REJECT without our header is trp_closed_port_answer's: nobody listens. */
 	if (cm_proto_decode(&hdr, &app, pdata, pdata_len) == 0) {
 		param.pdata = app;
 		param.pdata_len = hdr.pdata_len;
@@ -327,7 +327,9 @@ static void failed(struct cm_id *id, int status)
 			cm_event_raise(id, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNABORTED, NULL);
 		break;
 	case CM_ACCEPT:
-		cm_event_raise(id, RDMA_CM_EVENT_CONNECT_ERROR, -ETIMEDOUT, NULL);
+		/* The requester's QP went away (a RESET), or never answered. */
+		cm_event_raise(id, RDMA_CM_EVENT_CONNECT_ERROR,
+			       status == TRP_ERR_RESET ? -ECONNRESET : -ETIMEDOUT, NULL);
 		break;
 	case CM_CONNECTED:
 	case CM_DISCONNECT:

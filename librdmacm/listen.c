@@ -107,7 +107,7 @@ void cm_listener_input(struct cm_id *id, uint32_t src_ipv4, uint16_t src_port,
 		/* Bound but not listening: refused at once, as the engine
 		 * refuses a closed port. */
 		unsigned char rej[TRP_HDR_LEN];
-		if (trp_refusal(data, len, rej))
+		if (trp_closed_port_answer(data, len, rej))
 			cm_usiw->udp_send(id->ep, src_ipv4, src_port, rej, sizeof(rej), NULL, 0);
 		return;
 	}

@@ -397,6 +397,34 @@ static void input_closed(struct trp_conn *c, const struct trp_header *h)
 	c->ack_now = true;
 }
 
+/* A RESET from the peer's port: its end of the connection is gone
+ * (trp_closed_port_answer).  Taken only if it echoes a PSN that we sent and
+ * have not seen acknowledged, or snd_nxt, which our ACKs and KEEPALIVEs
+ * carry: as TCP takes a RST only within its window (RFC 5961), so that a
+ * stranger cannot end a connection it has not seen. */
+static void input_reset(struct trp_conn *c, const struct trp_header *h)
+{
+	if (c->state == TRP_STATE_CLOSED ||
+	    !psn_in_range(h->psn, c->snd_una, c->snd_nxt - c->snd_una + 1)) {
+		c->stats.stale_dropped++;
+		return;
+	}
+	c->stats.resets_rcvd++;
+	/* An end destroyed after its SHUTDOWN reached us, and after it had
+	 * acknowledged all we sent but our own SHUTDOWN (nothing can follow
+	 * that), lost nothing: the close is complete, as the SHUTDOWN's ACK
+	 * would have made it.  So is a REJECT's exchange.  Otherwise data may
+	 * have been lost with it. */
+	const bool only_shutdown_left = c->local_shutdown && c->snd_nxt - c->snd_una == 1;
+	if ((c->state == TRP_STATE_CLOSING && c->peer_shutdown_done && only_shutdown_left) ||
+	    c->state == TRP_STATE_REJECT_SENT) {
+		c->ack_deadline = TRP_NO_DEADLINE;   /* nobody to acknowledge */
+		send_flush(c, TRP_OK);   /* releases it as acknowledged: CLOSED */
+		return;
+	}
+	conn_fail(c, TRP_ERR_RESET);
+}
+
 /* One packet of a datagram, pkt..pkt+len exactly.  Its ACK, keepalive and
  * delayed ACK take one reading of the clock, which costs two calls through
  * the host's callbacks (a ping-pong message took three).  One per packet,
@@ -433,6 +461,10 @@ static void input_packet(struct trp_conn *c, const uint8_t *pkt, size_t len)
 		/* The application has not answered yet; repeats are ignored. */
 		if (h.opcode != TRP_OP_CONNECT_REQUEST)
 			c->stats.early_dropped++;
+		return;
+	}
+	if (h.opcode == TRP_OP_RESET) {
+		input_reset(c, &h);
 		return;
 	}
 	const uint64_t now = conn_now(c);
@@ -624,6 +656,8 @@ const char *trp_strerror(int status)
 		return "connection destroyed with packets outstanding";
 	case TRP_ERR_REJECTED:
 		return "connection rejected by the peer";
+	case TRP_ERR_RESET:
+		return "connection reset: the peer's end of it no longer exists";
 	default:
 		return "unknown TRP status";
 	}

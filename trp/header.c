@@ -128,6 +128,7 @@ const char *trp_opcode_name(unsigned opcode)
 		[TRP_OP_SHUTDOWN] = "SHUTDOWN",
 		[TRP_OP_ACK] = "ACK",
 		[TRP_OP_KEEPALIVE] = "KEEPALIVE",
+		[TRP_OP_RESET] = "RESET",
 	};
 	return opcode < TRP_OP_COUNT ? names[opcode] : "UNKNOWN";
 }

@@ -43,6 +43,7 @@ enum trp_opcode {
 	TRP_OP_SHUTDOWN = 4,        /* end of this direction's stream; consumes a PSN */
 	TRP_OP_ACK = 5,             /* cumulative ACK + SACK + window only */
 	TRP_OP_KEEPALIVE = 6,       /* liveness / window probe; peer answers with ACK */
+	TRP_OP_RESET = 7,           /* from a closed port: no connection is open here */
 	TRP_OP_COUNT
 };
 
@@ -88,6 +89,7 @@ enum trp_status {
 	TRP_ERR_DEAD_PEER = -11, /* keepalives unanswered */
 	TRP_ERR_ABORTED = -12,   /* connection destroyed with packets outstanding */
 	TRP_ERR_REJECTED = -13,  /* the peer rejected the connection request */
+	TRP_ERR_RESET = -14,     /* the peer's end of the connection no longer exists */
 };
 const char *trp_strerror(int status);
 
@@ -193,6 +195,7 @@ struct trp_stats {
 	uint64_t window_dropped;            /* PSN beyond the receive window */
 	uint64_t early_dropped;             /* data before the connection was established */
 	uint64_t malformed_dropped;         /* header decode failed */
+	uint64_t resets_rcvd;               /* RESETs taken (trp_closed_port_answer) */
 	uint64_t checksum_dropped;          /* CRC32C mismatch or missing */
 	uint64_t checksum_missing;          /* of those, without one (checksum 0) */
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
@@ -254,13 +257,20 @@ void trp_conn_warm_queues(const struct trp_conn *conn, enum usiw_warm how);
  * time; false if the ring has no room for that packet. */
 bool trp_conn_warm_send_slot(const struct trp_conn *conn, uint32_t ahead, enum usiw_warm how);
 
-/* For a datagram that reached a port where no connection is open: if it is
- * an intact CONNECT_REQUEST, writes to out (TRP_HDR_LEN bytes) the
- * CONNECT_REJECT that refuses it at once (no private data; the requester
- * gets TRP_EV_REJECTED) and returns true; false for anything else, which
- * must go unanswered.  Stateless: the host sends it from the port the
- * request reached, and a retransmitted request draws another one. */
-bool trp_refusal(const void *pkt, size_t len, void *out);
+/* For a datagram that reached a port where no connection is open: writes
+ * to out (TRP_HDR_LEN bytes) the stateless answer its first packet calls
+ * for and returns true, as a TCP stack answers a segment to a closed port
+ * with a RST:
+ * - an intact CONNECT_REQUEST: the CONNECT_REJECT that refuses it at once
+ *   (no private data; the requester gets TRP_EV_REJECTED);
+ * - an intact DATA, SHUTDOWN, KEEPALIVE, CONNECT_ACCEPT or CONNECT_REJECT,
+ *   packets of a connection whose end here is gone: a RESET (the sender's
+ *   connection closes if nothing was lost with that end, and fails with
+ *   TRP_ERR_RESET otherwise).
+ * False for anything else (an ACK, a RESET), which must go unanswered.
+ * The host sends it from the port the packet reached; a retransmission
+ * draws another one. */
+bool trp_closed_port_answer(const void *pkt, size_t len, void *out);
 
 /* Process one received datagram, every packet in it (any content; malformed
  * input is counted, and ends the datagram: what follows cannot be found). */

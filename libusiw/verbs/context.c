@@ -96,8 +96,9 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 	}
 	ctx->engine = engine;
 	keep_engine();
-	/* Every usiw process refuses connections to its closed ports, whether
-	 * or not it uses the connection manager itself. */
+	/* Every usiw process answers for its closed ports (connections
+	 * refused, destroyed QPs' peers reset), whether or not it uses the
+	 * connection manager itself. */
 	usiw_udp_set_closed_port_answer(engine, usiw_qp_cm_refuse);
 	rc = usiw_mr_table_init(&ctx->mrs);
 	if (!rc) {

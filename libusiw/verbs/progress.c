@@ -848,7 +848,8 @@ static void host_event(void *arg, enum trp_event_type type, int status, const vo
 				"this port requires: the [port] crc settings of the two ends "
 				"differ (docs/config.md)\n",
 				qp->vqp.qp.qp_num, st.checksum_missing);
-		else if (status == TRP_ERR_TIMEOUT || status == TRP_ERR_DEAD_PEER)
+		else if (status == TRP_ERR_TIMEOUT || status == TRP_ERR_DEAD_PEER ||
+			 status == TRP_ERR_RESET)
 			report_peer_gone(qp, status, &st);
 	}
 	usiw_qp_cm_event(qp, type, status, pdata, pdata_len);

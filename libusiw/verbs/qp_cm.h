@@ -122,9 +122,12 @@ bool usiw_qp_cm_peer_answered(struct usiw_qp *qp, uint32_t src_ipv4, uint16_t sr
 			      const void *data, size_t len);
 
 /* The engine's answer to a datagram at a port nobody opened
- * (usiw_udp_closed_port_fn): a CONNECT_REQUEST is refused at once with a
- * REJECT (trp_refusal), so that connecting to a port where nothing listens
- * fails as fast as a TCP connect to a closed port does. */
+ * (usiw_udp_closed_port_fn; trp_closed_port_answer): a CONNECT_REQUEST is
+ * refused at once with a REJECT, so that connecting to a port where nothing
+ * listens fails as fast as a TCP connect to a closed port does; a packet of
+ * a connection whose QP was destroyed draws a RESET, so that the peer's QP
+ * closes (or fails, if data was lost) at once instead of retransmitting
+ * until its retries run out. */
 size_t usiw_qp_cm_refuse(const void *data, size_t len, void *reply, size_t reply_max);
 
 #endif

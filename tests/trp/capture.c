@@ -52,6 +52,8 @@ static void capture_acked(void *ctx, void *cookie, int status)
 	(void)cookie;
 	if (status == TRP_OK)
 		c->acked_ok++;
+	else
+		c->acked_err++;
 }
 
 static void capture_event(void *ctx, enum trp_event_type type, int status, const void *pdata,

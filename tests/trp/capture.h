@@ -17,6 +17,7 @@ struct capture {
 	size_t got_len;
 	unsigned delivered;
 	unsigned acked_ok;                  /* sends acknowledged with TRP_OK */
+	unsigned acked_err;                 /* sends reported with an error status */
 	enum trp_event_type ev;             /* its last event */
 	int ev_status;
 	size_t ev_pdata_len;
