@@ -16,22 +16,14 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-# The lowest RTT sample that TRP reports with the clock slowed by $1.  The
-# counters are read again until they show a QP (at most 6 tries, 0.5 s
-# apart): the process starts its engine, and the QP its connection, at a
-# time the host decides, and usiw-stat itself, started through a python3
-# wrapper on a loaded machine, has taken more than a second (seen when
-# one read at 1.5 s into a 3 s run missed the QP in 4 runs of 4).
+# The lowest RTT sample that TRP reports with the clock slowed by $1,
+# asked for from 1.5 s into the run until the counters show the QP.
 min_rtt_ns() {
 	USIW_CLOCK_SLOWDOWN=$1 "$top/tools/usiw-pair" --link memif --timeout 60 \
 		--server "ib_write_lat -D 8 -s 64" \
 		--client "ib_write_lat -D 8 -s 64 {server} & sleep 1.5;
 			prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\$USIW_CONFIG\");
-			for try in 1 2 3 4 5 6; do
-				$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out 2>/dev/null &&
-					grep -q min_rtt_ns $out && break
-				sleep 0.5
-			done; wait" > /dev/null
+			$top/tests/integration/usiw-stat-until $out min_rtt_ns --prefix \"\$prefix\"; wait" > /dev/null
 	python3 -c '
 import json, sys
 qps = json.loads(sys.stdin.read())["extra"]["/usiw/qps"]

@@ -31,25 +31,25 @@ prefix_from_config="prefix=\$(sed -n 's/.*--file-prefix \\([^ ]*\\).*/\\1/p' \"\
 "$top/tools/usiw-pair" --link memif --direct --timeout 80 \
 	--server "$pingpong server -t 50 -k & pid=\$!; sleep 0.5;
 		$prefix_from_config;
-		for i in \$(seq 40); do
-			$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out &&
-				grep -q '\"rx_datagrams\": [1-9]' $out && break;
-			sleep 0.5;
-		done; kill -TERM \$pid; wait \$pid" \
+		$top/tests/integration/usiw-stat-until $out '\"rx_datagrams\": [1-9]' \\
+			--prefix \"\$prefix\";
+		kill -TERM \$pid; wait \$pid" \
 	--client "$pingpong client {server} -n 20000 -s 64"
 python3 -c "$check" < "$out"
 
-# A QP's TRP counters, asked by the ib_write_bw server 2 s into its 4 s run:
+# A QP's TRP counters, asked by the ib_write_bw server from 2 s into its 8 s
+# run until they show data delivered (tests/integration/usiw-stat-until):
 # one connected QP that has received data and sent acknowledgements.  Once
 # ib_write_bw has exited, its EAL runtime directory is gone.
 "$top/tools/usiw-pair" --link memif --timeout 60 \
-	--server "ib_write_bw -D 4 -s 4096 & sleep 2;
+	--server "ib_write_bw -D 8 -s 4096 & sleep 2;
 		$prefix_from_config;
-		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait;
+		$top/tests/integration/usiw-stat-until $out '\"data_delivered\": [1-9]' \\
+			--prefix \"\$prefix\"; wait;
 		if [ -e /var/run/dpdk/\$prefix ]; then
 			echo \"ib_write_bw left /var/run/dpdk/\$prefix behind\" >&2; exit 1;
 		fi" \
-	--client "ib_write_bw -D 4 -s 4096 {server}"
+	--client "ib_write_bw -D 8 -s 4096 {server}"
 python3 -c '
 import json, sys
 qps = json.loads(sys.stdin.read())["extra"]["/usiw/qps"]
@@ -60,10 +60,10 @@ sys.exit(0 if qps["qps"] == 1 and qp["data_delivered"] > 0 and qp["pkts_sent"] >
 # More QPs than one telemetry reply holds (32): usiw-stat asks page by page
 # and lists all 40 of ib_write_bw -q 40, each with data delivered.
 "$top/tools/usiw-pair" --link memif --timeout 60 \
-	--server "ib_write_bw -q 40 -D 4 -s 4096 & sleep 2;
+	--server "ib_write_bw -q 40 -D 8 -s 4096 & sleep 2;
 		$prefix_from_config;
-		$top/tools/usiw-stat --json --prefix \"\$prefix\" > $out; wait" \
-	--client "ib_write_bw -q 40 -D 4 -s 4096 {server}"
+		$top/tests/integration/usiw-stat-until $out '\"qp_[0-9]+\"' --prefix \"\$prefix\"; wait" \
+	--client "ib_write_bw -q 40 -D 8 -s 4096 {server}"
 python3 -c '
 import json, sys
 qps = json.loads(sys.stdin.read())["extra"]["/usiw/qps"]

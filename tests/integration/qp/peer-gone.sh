@@ -9,11 +9,19 @@
 set -euo pipefail
 link=$1
 pair=$(dirname "$0")/../../../tools/usiw-pair
-kill_after_s=2
+# The server is killed this long after its measurement began (its header
+# line): killed at a fixed time after its start instead, an ASan build on a
+# slow host was killed while the two perftests still exchanged their QPs'
+# addresses, before any transfer.
+kill_after_s=1
+server_log=$(mktemp)
+trap 'rm -f "$server_log"' EXIT
 
 rc=0
 out=$("$pair" --link "$link" --timeout 60 \
-	--server "sh -c 'ib_write_bw -s 4096 -D 30 & p=\$!; sleep $kill_after_s; kill -KILL \$p; wait \$p; exit 0'" \
+	--server "sh -c 'stdbuf -oL ib_write_bw -s 4096 -D 30 > $server_log & p=\$!;
+		while ! grep -q \"#bytes\" $server_log && kill -0 \$p 2>/dev/null; do sleep 0.1; done;
+		sleep $kill_after_s; kill -KILL \$p; wait \$p; exit 0'" \
 	--client "stdbuf -oL ib_write_bw -s 4096 -D 30 {server}" 2>&1) || rc=$?
 status=0
 fail() {

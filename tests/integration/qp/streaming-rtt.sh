@@ -20,9 +20,9 @@ trap 'rm -f "$out"' EXIT
 # usiw-stat asks both processes: the sender is the one whose QP sent the
 # most bytes.
 "$top/tools/usiw-pair" --link "$link" --timeout 60 \
-	--server "ib_write_bw -d usiw0 -F -s 64 -D 4" \
-	--client "ib_write_bw -d usiw0 -F -s 64 -D 4 {server} & sleep 2;
-		$top/tools/usiw-stat --json > $out; wait"
+	--server "ib_write_bw -d usiw0 -F -s 64 -D 8" \
+	--client "ib_write_bw -d usiw0 -F -s 64 -D 8 {server} & sleep 2;
+		$top/tests/integration/usiw-stat-until $out '\"pkts_sent\": [0-9]{5}'; wait"
 python3 -c '
 import json, sys
 procs = [json.loads(l) for l in sys.stdin if l.strip()]
