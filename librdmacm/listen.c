@@ -104,8 +104,8 @@ void cm_listener_input(struct cm_id *id, uint32_t src_ipv4, uint16_t src_port,
 	struct trp_header h;
 
 	if (!l) {
-		/* Bound but not listening: refused at once, as the engine
-		 * refuses a closed port. */
+		/* Bound but not listening: answered at once, as the engine
+		 * answers for a closed port (a REQUEST refused). */
 		unsigned char rej[TRP_HDR_LEN];
 		if (trp_closed_port_answer(data, len, rej))
 			cm_usiw->udp_send(id->ep, src_ipv4, src_port, rej, sizeof(rej), NULL, 0);

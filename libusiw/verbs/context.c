@@ -99,7 +99,7 @@ struct verbs_context *usiw_alloc_context(struct ibv_device *device, int cmd_fd,
 	/* Every usiw process answers for its closed ports (connections
 	 * refused, destroyed QPs' peers reset), whether or not it uses the
 	 * connection manager itself. */
-	usiw_udp_set_closed_port_answer(engine, usiw_qp_cm_refuse);
+	usiw_udp_set_closed_port_answer(engine, usiw_qp_cm_closed_port_answer);
 	rc = usiw_mr_table_init(&ctx->mrs);
 	if (!rc) {
 		rc = usiw_progress_init(ctx);

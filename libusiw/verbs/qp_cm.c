@@ -175,7 +175,8 @@ bool usiw_qp_cm_peer_answered(struct usiw_qp *qp, uint32_t src_ipv4, uint16_t sr
 	return true;
 }
 
-size_t usiw_qp_cm_refuse(const void *data, size_t len, void *reply, size_t reply_max)
+size_t usiw_qp_cm_closed_port_answer(const void *data, size_t len, void *reply,
+				     size_t reply_max)
 {
 	if (reply_max < TRP_HDR_LEN || !trp_closed_port_answer(data, len, reply))
 		return 0;

@@ -128,6 +128,7 @@ bool usiw_qp_cm_peer_answered(struct usiw_qp *qp, uint32_t src_ipv4, uint16_t sr
  * a connection whose QP was destroyed draws a RESET, so that the peer's QP
  * closes (or fails, if data was lost) at once instead of retransmitting
  * until its retries run out. */
-size_t usiw_qp_cm_refuse(const void *data, size_t len, void *reply, size_t reply_max);
+size_t usiw_qp_cm_closed_port_answer(const void *data, size_t len, void *reply,
+				     size_t reply_max);
 
 #endif

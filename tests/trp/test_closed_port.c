@@ -14,6 +14,16 @@
 
 #include <string.h>
 
+/* The last datagram conn sent reached a closed port: the port's answer
+ * (there must be one) goes back to conn. */
+static void closed_port_answers(struct trp_conn *conn, const struct capture *cap)
+{
+	uint8_t answer[TRP_HDR_LEN];
+
+	assert_true(trp_closed_port_answer(cap->pkt, cap->len, answer));
+	trp_input(conn, answer, sizeof(answer));
+}
+
 static void test_request_refused_at_once(void **state)
 {
 	struct capture cap = { .now = 1000 };
@@ -57,7 +67,6 @@ static void test_request_refused_at_once(void **state)
 static void test_retransmitted_request_refused(void **state)
 {
 	struct capture cap = { .now = 1000 };
-	uint8_t rej[TRP_HDR_LEN];
 
 	(void)state;
 	struct trp_conn *conn = trp_conn_create(NULL, &capture_ops, &cap);
@@ -66,8 +75,7 @@ static void test_retransmitted_request_refused(void **state)
 	cap.now = trp_next_deadline(conn);
 	trp_poll(conn);
 	assert_int_equal(cap.sent, 2);
-	assert_true(trp_closed_port_answer(cap.pkt, cap.len, rej));
-	trp_input(conn, rej, sizeof(rej));
+	closed_port_answers(conn, &cap);
 	assert_int_equal(cap.ev, TRP_EV_REJECTED);
 	assert_int_equal(trp_conn_state(conn), TRP_STATE_CLOSED);
 	assert_int_equal(cap.delivered, 0); /* no data on a refused connection */
@@ -151,14 +159,12 @@ static struct trp_conn *established(struct capture *cap)
 static void test_reset_fails_connection_with_data_outstanding(void **state)
 {
 	struct capture cap = { .now = 1000 };
-	uint8_t ans[TRP_HDR_LEN];
 
 	(void)state;
 	struct trp_conn *conn = established(&cap);
 	assert_true(trp_send(conn, NULL, 0, "data", 4, NULL) >= 0);
 	assert_true(trp_send(conn, NULL, 0, "more", 4, NULL) >= 0);
-	assert_true(trp_closed_port_answer(cap.pkt, cap.len, ans));
-	trp_input(conn, ans, sizeof(ans));
+	closed_port_answers(conn, &cap);
 	assert_int_equal(trp_conn_state(conn), TRP_STATE_FAILED);
 	assert_int_equal(cap.ev, TRP_EV_FAILED);
 	assert_int_equal(cap.ev_status, TRP_ERR_RESET);
@@ -177,7 +183,6 @@ static void test_reset_fails_connection_with_data_outstanding(void **state)
 static void test_reset_completes_close(void **state)
 {
 	struct capture cap = { .now = 1000 };
-	uint8_t ans[TRP_HDR_LEN];
 	struct trp_header h;
 
 	(void)state;
@@ -186,8 +191,7 @@ static void test_reset_completes_close(void **state)
 	assert_int_equal(trp_conn_state(conn), TRP_STATE_CLOSING);
 	assert_int_equal(trp_header_decode(&h, cap.pkt, cap.len), TRP_OK);
 	assert_int_equal(h.opcode, TRP_OP_SHUTDOWN);
-	assert_true(trp_closed_port_answer(cap.pkt, cap.len, ans));
-	trp_input(conn, ans, sizeof(ans));
+	closed_port_answers(conn, &cap);
 	assert_int_equal(trp_conn_state(conn), TRP_STATE_CLOSED);
 	assert_int_equal(cap.ev, TRP_EV_CLOSED);
 	assert_int_equal(cap.ev_status, TRP_OK);
@@ -201,14 +205,12 @@ static void test_reset_completes_close(void **state)
 static void test_reset_with_data_before_shutdown_fails(void **state)
 {
 	struct capture cap = { .now = 1000 };
-	uint8_t ans[TRP_HDR_LEN];
 
 	(void)state;
 	struct trp_conn *conn = established(&cap);
 	assert_true(trp_send(conn, NULL, 0, "data", 4, NULL) >= 0);
 	input_from_peer(conn, TRP_OP_SHUTDOWN, CONN_ID, 200, 100);
-	assert_true(trp_closed_port_answer(cap.pkt, cap.len, ans));
-	trp_input(conn, ans, sizeof(ans));
+	closed_port_answers(conn, &cap);
 	assert_int_equal(cap.ev, TRP_EV_FAILED);
 	assert_int_equal(cap.ev_status, TRP_ERR_RESET);
 	assert_int_equal(cap.acked_err, 1);

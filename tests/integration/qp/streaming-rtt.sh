@@ -5,8 +5,9 @@
 # progress.c, post_clock).  A kept clock that was never forgotten would make
 # TRP's send times ever older, and one behind a time TRP already saw could
 # wrap its RTT samples: either shows as an srtt far above a memif link's
-# fraction of a millisecond.  2 s into a 4 s run the sender's QP counters
-# are asked for: it must have sent data, have RTT samples (min RTT above 0)
+# fraction of a millisecond.  From 2 s into an 8 s run the sender's QP
+# counters are asked for (tests/integration/usiw-stat-until) until they show
+# 10000 packets sent: it must have sent data, have RTT samples (min RTT above 0)
 # and an srtt under 20 ms.  Here it measures 0.02-0.2 ms (its frames queue
 # behind each other), ~0.5 ms in the ASan build, and 84-94 ms with a kept
 # clock that is never forgotten.
