@@ -50,6 +50,7 @@ enum rdmap_ep_state {
 /* Why the owner fails an endpoint. */
 enum rdmap_fail_reason {
 	RDMAP_FAIL_RETRY_EXCEEDED,  /* transport gave up retransmitting */
+	RDMAP_FAIL_RNR_EXCEEDED,    /* the peer's receiver stayed not ready through every retry */
 	RDMAP_FAIL_PEER_DEAD,       /* peer stopped answering or shut down */
 	RDMAP_FAIL_LOCAL,           /* local catastrophic error */
 };
@@ -113,10 +114,13 @@ void rdmap_ep_acked(struct rdmap_ep *ep, void *cookie);
 
 /* One received DDP segment (header + payload), each exactly once, any order.
  * Returns 0, or -EPROTO when the endpoint refused the segment (protection
- * violation, no receive, malformed...), sent a Terminate and went to error:
- * the transport must then not acknowledge that segment, so the WR that sent
- * it can never complete successfully before the Terminate reaches the peer.
- * -ENOTCONN when the endpoint was already in error (ignored). */
+ * violation, malformed...), sent a Terminate and went to error: the
+ * transport must then not acknowledge that segment, so the WR that sent it
+ * can never complete successfully before the Terminate reaches the peer.
+ * -EAGAIN when it is of a Send (Immediate Data, Write with Immediate) whose
+ * receive is not posted yet: nothing changed, and the transport must not
+ * acknowledge it but offer it again later (trp_not_ready).  -ENOTCONN when
+ * the endpoint was already in error (ignored). */
 int rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *seg, size_t len);
 /* Every segment with PSN before next_psn has been passed to rdmap_ep_input. */
 void rdmap_ep_in_order(struct rdmap_ep *ep, uint32_t next_psn);

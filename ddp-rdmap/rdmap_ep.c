@@ -181,8 +181,14 @@ void rdmap_ep_fail(struct rdmap_ep *ep, enum rdmap_fail_reason reason)
 	if (ep->state == RDMAP_EP_ERROR)
 		return;
 	struct send_wqe *w = ep_oldest_started(ep);
+	static const enum rdmap_wc_status status_of[] = {
+		[RDMAP_FAIL_RETRY_EXCEEDED] = RDMAP_WC_RETRY_EXC_ERR,
+		[RDMAP_FAIL_RNR_EXCEEDED] = RDMAP_WC_RNR_RETRY_EXC_ERR,
+		[RDMAP_FAIL_PEER_DEAD] = RDMAP_WC_RETRY_EXC_ERR,
+		[RDMAP_FAIL_LOCAL] = RDMAP_WC_FATAL_ERR,
+	};
 	if (w && w->status == RDMAP_WC_SUCCESS)
-		w->status = reason == RDMAP_FAIL_LOCAL ? RDMAP_WC_FATAL_ERR : RDMAP_WC_RETRY_EXC_ERR;
+		w->status = status_of[reason];
 	/* the transport is gone: no Terminate can reach the peer */
 	ep->term_pending = false;
 	ep_enter_error(ep);

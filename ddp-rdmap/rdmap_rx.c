@@ -47,22 +47,27 @@ static bool bind_srq_receives(struct rdmap_ep *ep, uint32_t pos)
 	return true;
 }
 
-/* The receive the message with this MSN lands in (MSN n: the n-th receive). */
-static struct recv_wqe *receive_for_msn(struct rdmap_ep *ep, uint32_t msn, const uint8_t *seg,
-					size_t len)
+/* The receive the message with this MSN lands in (MSN n: the n-th receive),
+ * in *w; false if it is not posted yet (the SRQ has none either): the
+ * segment then waits for one, refused as not ready (rdmap_ep_input), where
+ * RFC 5041 would terminate the stream (DDP's "no buffer").  As the MSN
+ * names the receive, a later Send that finds one still waits behind it:
+ * messages land in order whenever the receives come. */
+static bool receive_for_msn(struct rdmap_ep *ep, uint32_t msn, const uint8_t *seg, size_t len,
+			    struct recv_wqe **w)
 {
 	uint32_t pos = msn - ep->rq_head_msn;
 
-	if (pos >= ep->attr.rq_depth) {  /* completed already, or beyond any receive */
+	*w = NULL;
+	if ((int32_t)pos < 0) {  /* completed already */
 		ep_terminate(ep, term_code_untagged(TERM_DDP_U_MSN_RANGE), seg, len);
-		return NULL;
+		return true;
 	}
-	if (pos >= ep->rq_count && !(ep->attr.srq && bind_srq_receives(ep, pos))) {
-		ep->counters.placement_violations++;
-		ep_terminate(ep, term_code_untagged(TERM_DDP_U_NO_BUFFER), seg, len);
-		return NULL;
-	}
-	return rq_at(ep, pos);
+	if (pos >= ep->rq_count &&
+	    !(ep->attr.srq && pos < ep->attr.rq_depth && bind_srq_receives(ep, pos)))
+		return false;
+	*w = rq_at(ep, pos);
+	return true;
 }
 
 static bool has_immediate(enum rdmap_opcode op)
@@ -79,13 +84,12 @@ static void receive_error(struct rdmap_ep *ep, struct recv_wqe *w, enum rdmap_wc
 	ep_terminate(ep, code, seg, len);
 }
 
-/* Send family, Immediate Data, RDMA-Write-with-Immediate trailer: QN 0. */
-static void place_untagged(struct rdmap_ep *ep, uint32_t psn, const struct ddp_hdr *h,
-			   const uint8_t *seg, size_t len, const uint8_t *payload, uint32_t plen)
+/* Send family, Immediate Data, RDMA-Write-with-Immediate trailer: QN 0,
+ * into the message's receive w. */
+static void place_untagged(struct rdmap_ep *ep, struct recv_wqe *w, uint32_t psn,
+			   const struct ddp_hdr *h, const uint8_t *seg, size_t len,
+			   const uint8_t *payload, uint32_t plen)
 {
-	struct recv_wqe *w = receive_for_msn(ep, h->msn, seg, len);
-	if (!w)
-		return;
 	if (w->seen && w->opcode != h->opcode) {
 		receive_error(ep, w, RDMAP_WC_LOC_QP_OP_ERR,
 			      term_code_rdmap_op(TERM_RDMAP_UNEXPECTED_OPCODE), seg, len);
@@ -257,7 +261,9 @@ static void terminate_received(struct rdmap_ep *ep, const uint8_t *payload, uint
 	ep_enter_error(ep);
 }
 
-static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg, size_t len)
+/* 0, or -EAGAIN for a segment whose receive is not posted yet, which
+ * changed nothing, not even the counters: it comes again. */
+static int input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg, size_t len)
 {
 	ep->counters.rx_segments++;
 	struct ddp_hdr h;
@@ -267,10 +273,13 @@ static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg,
 	if (off < 0) {
 		ep->counters.malformed_segments++;
 		ep_terminate(ep, term_code_malformed(off, seg, len), seg, len);
-		return;
+		return 0;
 	}
 	const uint8_t *payload = seg + off;
 	uint32_t plen = (uint32_t)(len - (size_t)off);
+	struct recv_wqe *w = NULL;
+	if (!h.tagged && h.qn == DDP_QN_SEND && !receive_for_msn(ep, h.msn, seg, len, &w))
+		return -EAGAIN;
 	ep->counters.rx[h.opcode].bytes += plen;
 	if (h.last)
 		ep->counters.rx[h.opcode].msgs++;
@@ -295,9 +304,11 @@ static void input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg,
 		terminate_received(ep, payload, plen);
 		break;
 	default:  /* Send family, Immediate Data, Write-with-Immediate trailer */
-		place_untagged(ep, psn, &h, seg, len, payload, plen);
+		if (w)
+			place_untagged(ep, w, psn, &h, seg, len, payload, plen);
 		break;
 	}
+	return 0;
 }
 
 int rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *seg, size_t len)
@@ -305,7 +316,8 @@ int rdmap_ep_input(struct rdmap_ep *ep, uint32_t psn, const void *seg, size_t le
 	if (ep->state != RDMAP_EP_RTS)
 		return -ENOTCONN;
 	uint64_t terminates = ep->counters.terminates_sent;
-	input_segment(ep, psn, seg, len);
+	if (input_segment(ep, psn, seg, len))
+		return -EAGAIN;
 	return ep->counters.terminates_sent != terminates ? -EPROTO : 0;
 }
 

@@ -61,6 +61,7 @@ enum rdmap_wc_status {
 	RDMAP_WC_REM_INV_REQ_ERR,  /* the peer found the request invalid (too long, misaligned) */
 	RDMAP_WC_WR_FLUSH_ERR,     /* flushed because the endpoint went to error */
 	RDMAP_WC_RETRY_EXC_ERR,    /* the transport gave up */
+	RDMAP_WC_RNR_RETRY_EXC_ERR, /* the peer had no receive posted through every retry */
 	RDMAP_WC_FATAL_ERR,        /* local catastrophic error, peer dead */
 };
 

@@ -28,6 +28,14 @@ static uint8_t read_depth(struct cm_id *id, uint8_t asked, bool outbound)
 	return asked;
 }
 
+/* How often the QP's Sends are sent again to a peer with no receive posted
+ * (7: with no bound).  Without parameters, 7, as rdma-core's librdmacm
+ * asks the kernel for. */
+static uint8_t rnr_retry_of(const struct rdma_conn_param *param)
+{
+	return param ? param->rnr_retry_count : 7;
+}
+
 static uint32_t random_u32(void)
 {
 	uint32_t v = 0;
@@ -107,6 +115,7 @@ static int connect_locked(struct cm_id *id, const struct rdma_conn_param *param)
 		.peer_port = ntohs(dst->sin_port),
 		.ord = ord,
 		.ird = ird,
+		.rnr_retry = rnr_retry_of(param),
 		.pdata = pdata,
 		.pdata_len = (size_t)len,
 	};
@@ -153,6 +162,7 @@ static int accept_locked(struct cm_id *id, const struct rdma_conn_param *param)
 		.peer_port = r->src_port,
 		.ord = ord,
 		.ird = ird,
+		.rnr_retry = rnr_retry_of(param),
 		.pdata = pdata,
 		.pdata_len = (size_t)len,
 	};

@@ -31,12 +31,16 @@ static uint64_t trp_now(void *ctx)
 
 /* A segment the endpoint refused (it answered with a Terminate) is not
  * acknowledged, so the peer's work request does not complete as a success:
- * it learns of the error from the Terminate. */
+ * it learns of the error from the Terminate.  One of a Send whose receive
+ * is not posted yet is refused as not ready: the peer sends it again. */
 static bool trp_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 {
 	struct qp_stack *qs = ctx;
+	const int rc = rdmap_ep_input(qs->ep, psn, payload, len);
 
-	if (rdmap_ep_input(qs->ep, psn, payload, len) != 0)
+	if (rc == -EAGAIN)
+		trp_not_ready(qs->conn);
+	if (rc != 0)
 		return false;
 	if (!rdmap_ep_rx_mid_message(qs->ep))
 		trp_defer_ack(qs->conn);
@@ -50,6 +54,18 @@ static void trp_in_order(void *ctx, uint32_t next_psn)
 	rdmap_ep_in_order(qs->ep, next_psn);
 }
 
+static enum rdmap_fail_reason fail_reason(int trp_status)
+{
+	switch (trp_status) {
+	case TRP_ERR_DEAD_PEER:
+		return RDMAP_FAIL_PEER_DEAD;
+	case TRP_ERR_NOT_READY:
+		return RDMAP_FAIL_RNR_EXCEEDED;
+	default:
+		return RDMAP_FAIL_RETRY_EXCEEDED;
+	}
+}
+
 static void trp_acked(void *ctx, void *cookie, int status)
 {
 	struct qp_stack *qs = ctx;
@@ -58,8 +74,7 @@ static void trp_acked(void *ctx, void *cookie, int status)
 	 * complete its work request as a success: fail the endpoint first, so
 	 * everything outstanding is flushed (TRP raises FAILED right after). */
 	if (status != TRP_OK)
-		rdmap_ep_fail(qs->ep, status == TRP_ERR_DEAD_PEER ? RDMAP_FAIL_PEER_DEAD
-								   : RDMAP_FAIL_RETRY_EXCEEDED);
+		rdmap_ep_fail(qs->ep, fail_reason(status));
 	rdmap_ep_acked(qs->ep, cookie);
 }
 
@@ -69,8 +84,7 @@ static void trp_event(void *ctx, enum trp_event_type type, int status, const voi
 	struct qp_stack *qs = ctx;
 
 	if (type == TRP_EV_FAILED)
-		rdmap_ep_fail(qs->ep, status == TRP_ERR_DEAD_PEER ? RDMAP_FAIL_PEER_DEAD
-								  : RDMAP_FAIL_RETRY_EXCEEDED);
+		rdmap_ep_fail(qs->ep, fail_reason(status));
 	else if (type == TRP_EV_CLOSED)
 		rdmap_ep_fail(qs->ep, RDMAP_FAIL_PEER_DEAD);
 	if (qs->ops->event)

@@ -5,6 +5,7 @@
 
 #include "trp/conn.h"
 #include "trp/psn.h"
+#include "usiw/byteorder.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -32,6 +33,8 @@ void trp_config_default(struct trp_config *cfg)
 		.keepalive_interval_ns = 25 * 1000 * 1000,
 		.keepalive_probes = 36,
 		.checksum = true,
+		.rnr_retries = 7,
+		.rnr_delay_ns = 640 * 1000,
 	};
 }
 
@@ -49,7 +52,7 @@ static bool config_valid(const struct trp_config *cfg)
 	       (cfg->ack_grid_ns == 0 || power_of_two(cfg->ack_grid_ns)) &&
 	       cfg->ack_grid_ns <= cfg->ack_delay_ns &&
 	       cfg->rto_min_ns <= cfg->rto_max_ns && cfg->ack_every >= 1 &&
-	       cfg->keepalive_ns > 0 && cfg->keepalive_interval_ns > 0;
+	       cfg->keepalive_ns > 0 && cfg->keepalive_interval_ns > 0 && cfg->rnr_delay_ns > 0;
 }
 
 /* The send ring from mmap, not calloc: it is large (32 KiB of slots and 32
@@ -290,6 +293,13 @@ int trp_shutdown(struct trp_conn *c)
 	}
 }
 
+void trp_set_rnr(struct trp_conn *c, uint32_t retries, uint64_t delay_ns)
+{
+	c->cfg.rnr_retries = retries;
+	if (delay_ns)
+		c->cfg.rnr_delay_ns = delay_ns;
+}
+
 void trp_set_recv_window(struct trp_conn *c, uint32_t packets)
 {
 	uint32_t old = c->rcv_window;
@@ -379,6 +389,9 @@ static void input_open(struct trp_conn *c, const struct trp_header *h, const uin
 		break;
 	case TRP_OP_ACK:
 		break;
+	case TRP_OP_NOT_READY:
+		send_on_not_ready(c, h->psn, (uint64_t)get_be32(payload) * 1000, now);
+		break;
 	default: /* ACCEPT/REJECT repeated after we acknowledged it */
 		c->stats.dup_dropped++;
 		c->ack_now = true;
@@ -390,7 +403,7 @@ static void input_open(struct trp_conn *c, const struct trp_header *h, const uin
  * KEEPALIVE (our final ACK may have been lost) so it can finish too. */
 static void input_closed(struct trp_conn *c, const struct trp_header *h)
 {
-	if (h->opcode == TRP_OP_DATA || h->opcode == TRP_OP_ACK) {
+	if (h->opcode == TRP_OP_DATA || h->opcode == TRP_OP_ACK || h->opcode == TRP_OP_NOT_READY) {
 		c->stats.stale_dropped++;
 		return;
 	}
@@ -501,6 +514,9 @@ void trp_input(struct trp_conn *c, const void *datagram, size_t len)
 		pkt += span;
 		len -= span;
 	} while (len);
+	/* A NOT_READY carries the ACK state too. */
+	if (c->not_ready && c->state != TRP_STATE_FAILED)
+		send_not_ready(c);
 	if (c->ack_now && c->state != TRP_STATE_FAILED)
 		send_ack_only(c, TRP_OP_ACK);
 	send_notify_writable(c);
@@ -658,6 +674,9 @@ const char *trp_strerror(int status)
 		return "connection rejected by the peer";
 	case TRP_ERR_RESET:
 		return "connection reset: the peer's end of it no longer exists";
+	case TRP_ERR_NOT_READY:
+		return "receiver not ready: the peer refused a packet (no receive posted) through "
+		       "every retry";
 	default:
 		return "unknown TRP status";
 	}

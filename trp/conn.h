@@ -9,6 +9,14 @@
 
 #define TRP_NO_DEADLINE UINT64_MAX
 
+/* What send_deadline is for. */
+enum trp_send_timer {
+	SEND_TIMER_RTO,         /* the retransmission timeout (or none set) */
+	SEND_TIMER_TAIL_PROBE,  /* the tail-loss probe, before the timeout */
+	SEND_TIMER_RNR_HOLD,    /* the wait a NOT_READY asked for: nothing is
+	                         * sent again before it ends (send_on_not_ready) */
+};
+
 enum trp_slot_flags {
 	SLOT_CONTROL = 1 << 0,  /* REQUEST/ACCEPT/REJECT/SHUTDOWN: no acked() */
 	SLOT_SACKED = 1 << 1,   /* the peer reported it in a SACK bitmap */
@@ -71,9 +79,8 @@ struct trp_conn {
 	uint32_t peer_window;    /* the peer accepts PSNs < snd_una + peer_window */
 	uint32_t n_sacked, n_lost;
 	uint32_t timeouts_in_row; /* consecutive RTO expiries without progress */
-	uint64_t send_deadline;  /* the retransmission timer's, or the tail-loss
-	                          * probe's when tail_probe_armed */
-	bool tail_probe_armed;
+	uint64_t send_deadline;  /* send_timer's */
+	uint8_t send_timer;      /* enum trp_send_timer */
 	uint8_t tail_probes_sent; /* since the cumulative ACK last moved */
 	bool want_writable;      /* trp_send() returned -EAGAIN since last writable() */
 	bool xmit_busy;          /* a packet the host could not take waits (ops.xmit) */
@@ -94,6 +101,8 @@ struct trp_conn {
 	uint32_t ack_pending;    /* new in-order packets not yet acknowledged */
 	bool ack_now;
 	bool ack_deferred;       /* trp_defer_ack during this deliver() */
+	bool not_ready;          /* trp_not_ready during this deliver(), then: a
+	                          * NOT_READY goes after this datagram (recv.c) */
 	bool peer_shutdown_seen; /* the peer's SHUTDOWN PSN is known */
 	uint64_t ack_deadline;
 	/* Liveness: any packet in puts the next probe off. */
@@ -125,6 +134,16 @@ struct trp_conn {
 	bool local_shutdown_acked;
 	bool peer_shutdown_done;    /* everything before the peer's SHUTDOWN delivered */
 	uint32_t peer_shutdown_psn;
+
+	/* Receiver not ready (recv.c): the PSN of the packet our last NOT_READY
+	 * answered, while the peer has not resent it or it is still refused;
+	 * refusals of later packets meanwhile go unanswered, since the sender
+	 * sends again from that one.  And the sender's side (send.c): the PSN
+	 * of the last NOT_READY taken and how many in a row named it. */
+	bool rnr_answered_valid;
+	uint32_t rnr_answered_psn;
+	uint32_t rnr_taken_psn;
+	uint32_t rnr_taken_in_row;
 };
 
 static inline uint32_t send_outstanding(const struct trp_conn *c)
@@ -155,6 +174,11 @@ struct trp_slot *send_new_slot(struct trp_conn *c, unsigned opcode);
 bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s);
 void send_control(struct trp_conn *c, unsigned opcode, const void *pdata, size_t pdata_len);
 void send_ack_only(struct trp_conn *c, unsigned opcode);
+/* The peer refused psn as not ready and asks us to wait delay_ns. */
+void send_on_not_ready(struct trp_conn *c, uint32_t psn, uint64_t delay_ns, uint64_t now);
+void send_not_ready(struct trp_conn *c);
+/* A RESET: we give the connection up while the peer's end still lives. */
+void send_reset(struct trp_conn *c);
 /* Apply a packet's ACK/SACK/window.  Returns false if it acknowledges a PSN
  * never sent (the packet must be dropped). */
 bool send_process_ack(struct trp_conn *c, const struct trp_header *h, uint64_t now);

@@ -47,6 +47,8 @@ static size_t max_payload(unsigned opcode)
 	case TRP_OP_CONNECT_ACCEPT:
 	case TRP_OP_CONNECT_REJECT:
 		return TRP_MAX_PDATA;
+	case TRP_OP_NOT_READY:
+		return TRP_NOT_READY_LEN;
 	default:
 		return 0;
 	}
@@ -71,7 +73,8 @@ int trp_header_decode(struct trp_header *hdr, const void *pkt, size_t len)
 		return TRP_E_VERSION;
 	if (hdr->opcode >= TRP_OP_COUNT)
 		return TRP_E_OPCODE;
-	if (len - TRP_HDR_LEN < hdr->length || hdr->length > max_payload(hdr->opcode))
+	if (len - TRP_HDR_LEN < hdr->length || hdr->length > max_payload(hdr->opcode) ||
+	    (hdr->opcode == TRP_OP_NOT_READY && hdr->length != TRP_NOT_READY_LEN))
 		return TRP_E_LENGTH;
 	return TRP_OK;
 }
@@ -129,6 +132,7 @@ const char *trp_opcode_name(unsigned opcode)
 		[TRP_OP_ACK] = "ACK",
 		[TRP_OP_KEEPALIVE] = "KEEPALIVE",
 		[TRP_OP_RESET] = "RESET",
+		[TRP_OP_NOT_READY] = "NOT_READY",
 	};
 	return opcode < TRP_OP_COUNT ? names[opcode] : "UNKNOWN";
 }

@@ -35,6 +35,8 @@ void recv_init(struct trp_conn *c, uint32_t rcv_next)
 	c->ack_deadline = TRP_NO_DEADLINE;
 	c->ack_now = false;
 	c->ack_deferred = false;
+	c->not_ready = false;
+	c->rnr_answered_valid = false;
 }
 
 /* Bit i: PSN rcv_next + 1 + i received.  Limited to the bitmap's span so a
@@ -83,6 +85,29 @@ static uint32_t advance_in_order(struct trp_conn *c)
 void trp_defer_ack(struct trp_conn *c)
 {
 	c->ack_deferred = true;
+}
+
+void trp_not_ready(struct trp_conn *c)
+{
+	c->not_ready = true;
+}
+
+/* A packet refused as not ready gets a NOT_READY, unless our last one
+ * named an earlier packet that has not arrived since: the sender, held by
+ * that one, sends again from it, and this packet after it.  So a window of
+ * Sends that find no receive draws one NOT_READY, not one each; and when
+ * the packet it named comes again and is refused again, it draws the next
+ * (a lost NOT_READY is made up for by the sender's retransmission timer). */
+static bool answer_not_ready(struct trp_conn *c, uint32_t psn)
+{
+	const uint32_t named = c->rnr_answered_psn;
+
+	if (c->rnr_answered_valid && psn_before(named, psn) && !psn_before(named, c->rcv_next) &&
+	    !bit_test(c, named))
+		return false;
+	c->rnr_answered_valid = true;
+	c->rnr_answered_psn = psn;
+	return true;
 }
 
 /* When a delayed ACK is due: ack_delay_ns from now, brought forward to the
@@ -144,11 +169,17 @@ void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *
 		c->peer_shutdown_psn = h->psn;
 		c->ack_now = true;
 	} else {
+		/* An earlier packet of the datagram may have made a NOT_READY
+		 * due; this one's deliver() says whether it refuses for now. */
+		const bool not_ready_due = c->not_ready;
 		c->ack_deferred = false;
+		c->not_ready = false;
 		if (!c->ops.deliver(c->ctx, h->psn, payload, h->length)) {
 			c->stats.refused++;
+			c->not_ready = not_ready_due || (c->not_ready && answer_not_ready(c, h->psn));
 			return;
 		}
+		c->not_ready = not_ready_due;
 		bit_set(c, h->psn);
 		c->stats.data_delivered++;
 	}

@@ -4,6 +4,7 @@
 #include "trp/conn.h"
 #include "trp/crc32c.h"
 #include "trp/psn.h"
+#include "usiw/byteorder.h"
 
 #include <errno.h>
 #include <string.h>
@@ -23,7 +24,7 @@ void send_init(struct trp_conn *c, uint32_t isn)
 	c->una_slot = 0;
 	c->n_sacked = c->n_lost = 0;
 	c->send_deadline = TRP_NO_DEADLINE;
-	c->tail_probe_armed = false;
+	c->send_timer = SEND_TIMER_RTO;
 	c->tail_probes_sent = 0;
 	c->timeouts_in_row = 0;
 	c->recovery_started = false;
@@ -133,19 +134,23 @@ static bool tail_probe_allowed(const struct trp_conn *c)
 }
 
 /* Arm the send timer for what is outstanding at now: the probe's if one may
- * go before the retransmission timeout, else the timeout's. */
+ * go before the retransmission timeout, else the timeout's.  A NOT_READY's
+ * hold keeps its own deadline: both are set again when it ends. */
 static void arm_send_deadline(struct trp_conn *c, uint64_t now)
 {
 	const uint64_t rto = rtt_timeout(&c->rtt);
 	const uint64_t probe = tail_probe_timeout(c);
 
-	c->tail_probe_armed = false;
+	if (c->send_timer == SEND_TIMER_RNR_HOLD)
+		return;
+	c->send_timer = SEND_TIMER_RTO;
 	if (!send_outstanding(c)) {
 		c->send_deadline = TRP_NO_DEADLINE;
 		return;
 	}
-	c->tail_probe_armed = tail_probe_allowed(c) && probe < rto;
-	c->send_deadline = now + (c->tail_probe_armed ? probe : rto);
+	const bool probe_first = tail_probe_allowed(c) && probe < rto;
+	c->send_timer = probe_first ? SEND_TIMER_TAIL_PROBE : SEND_TIMER_RTO;
+	c->send_deadline = now + (probe_first ? probe : rto);
 }
 
 static void slot_mark_lost(struct trp_conn *c, struct trp_slot *s)
@@ -199,7 +204,7 @@ bool send_slot_xmit(struct trp_conn *c, struct trp_slot *s)
 	s->sent_ns = now;
 	s->xmit_seq = c->xmit_seq++;
 	/* The probe waits from the newest data: it is for the tail. */
-	if (c->send_deadline == TRP_NO_DEADLINE || (first && c->tail_probe_armed))
+	if (c->send_deadline == TRP_NO_DEADLINE || (first && c->send_timer == SEND_TIMER_TAIL_PROBE))
 		arm_send_deadline(c, now);
 	return true;
 }
@@ -276,6 +281,30 @@ void send_ack_only(struct trp_conn *c, unsigned opcode)
 		c->stats.acks_sent++;
 	else
 		c->stats.keepalives_sent++;
+}
+
+/* Names the packet recv.c refused last (answer_not_ready) and carries the
+ * ACK state, as every packet does.  One the host could not take is not
+ * sent again: the sender's timer finds the packet unacknowledged. */
+void send_not_ready(struct trp_conn *c)
+{
+	uint8_t buf[TRP_HDR_LEN + TRP_NOT_READY_LEN];
+	uint64_t us = c->cfg.rnr_delay_ns / 1000;
+
+	c->not_ready = false;
+	put_be32(buf + TRP_HDR_LEN, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
+	if (xmit_packet(c, buf, TRP_OP_NOT_READY, c->rnr_answered_psn, TRP_NOT_READY_LEN, NULL, 0,
+	                crc32c_update(CRC32C_INIT, buf + TRP_HDR_LEN, TRP_NOT_READY_LEN), NULL))
+		c->stats.not_ready_sent++;
+}
+
+/* The PSN the peer takes a RESET for (conn.c, input_reset): the next one
+ * we expect from it, which it has sent or sends next. */
+void send_reset(struct trp_conn *c)
+{
+	uint8_t buf[TRP_HDR_LEN];
+
+	xmit_packet(c, buf, TRP_OP_RESET, c->rcv_next, 0, NULL, 0, CRC32C_INIT, NULL);
 }
 
 /* Release one cumulatively acknowledged slot.  Returns whether the peer
@@ -489,6 +518,8 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h, uint64_t n
  * although the peer had everything else. */
 void send_retransmit_lost(struct trp_conn *c)
 {
+	if (c->send_timer == SEND_TIMER_RNR_HOLD)
+		return;
 	for (uint32_t psn = c->snd_una; c->n_lost && psn_before(psn, c->snd_nxt); psn++) {
 		struct trp_slot *s = slot_of(c, psn);
 
@@ -565,9 +596,57 @@ static void send_tail_probe(struct trp_conn *c, uint64_t now)
 		send_ack_only(c, TRP_OP_KEEPALIVE);
 }
 
+/* The peer refused psn because its receiver is not ready (InfiniBand's RNR
+ * NAK): nothing is lost, and the peer is alive.  So the window and the
+ * RTO stay, and the retry bound is the NOT_READY's own: psn and every
+ * packet after it that the peer has not reported go again once the wait
+ * it asks for is over, the oldest first, and nothing goes before (the
+ * peer would refuse a Send after it too, and takes the later packets in
+ * order only after it).  Each time the same packet is refused counts
+ * against cfg.rnr_retries; a packet refused after it starts again. */
+void send_on_not_ready(struct trp_conn *c, uint32_t psn, uint64_t delay_ns, uint64_t now)
+{
+	if (!psn_in_range(psn, c->snd_una, send_outstanding(c)) ||
+	    (slot_of(c, psn)->flags & (SLOT_SACKED | SLOT_CONTROL))) {
+		c->stats.stale_dropped++; /* old, or about a packet that arrived since */
+		return;
+	}
+	c->stats.not_ready_rcvd++;
+	c->rnr_taken_in_row = psn == c->rnr_taken_psn ? c->rnr_taken_in_row + 1 : 1;
+	c->rnr_taken_psn = psn;
+	if (c->cfg.rnr_retries != TRP_RNR_RETRY_FOREVER &&
+	    c->rnr_taken_in_row > c->cfg.rnr_retries) {
+		/* The peer's end lives on: tell it that ours gives up. */
+		send_reset(c);
+		conn_fail(c, TRP_ERR_NOT_READY);
+		return;
+	}
+	for (uint32_t p = psn; psn_before(p, c->snd_nxt); p++) {
+		struct trp_slot *s = slot_of(c, p);
+
+		if (!(s->flags & (SLOT_SACKED | SLOT_LOST | SLOT_CONTROL)))
+			slot_mark_lost(c, s);
+	}
+	c->send_timer = SEND_TIMER_RNR_HOLD;
+	c->send_deadline = now + (delay_ns ? delay_ns : 1);
+}
+
+/* The NOT_READY's wait is over: what it held goes now, and the timer is
+ * the retransmission timer again. */
+static void end_rnr_hold(struct trp_conn *c, uint64_t now)
+{
+	c->send_timer = SEND_TIMER_RTO;
+	c->send_deadline = TRP_NO_DEADLINE;
+	send_retransmit_lost(c);
+	if (c->send_deadline == TRP_NO_DEADLINE)
+		arm_send_deadline(c, now);
+}
+
 void send_on_deadline(struct trp_conn *c, uint64_t now)
 {
-	if (!c->tail_probe_armed)
+	if (c->send_timer == SEND_TIMER_RNR_HOLD)
+		end_rnr_hold(c, now);
+	else if (c->send_timer == SEND_TIMER_RTO)
 		send_on_timeout(c);
 	else if (tail_probe_allowed(c))
 		send_tail_probe(c, now);
@@ -581,7 +660,7 @@ void send_flush(struct trp_conn *c, int status)
 	while (c->snd_una != c->snd_nxt)
 		slot_release(c, slot_of(c, c->snd_una), status);
 	c->send_deadline = TRP_NO_DEADLINE;
-	c->tail_probe_armed = false;
+	c->send_timer = SEND_TIMER_RTO;
 }
 
 void send_notify_writable(struct trp_conn *c)

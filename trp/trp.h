@@ -34,6 +34,9 @@ extern "C" {
 #define TRP_MAX_ULP_HDR 64
 /* Largest private data of CONNECT_REQUEST / ACCEPT / REJECT (as MPA). */
 #define TRP_MAX_PDATA 196
+/* NOT_READY's payload: the retry delay the receiver asks for, in
+ * microseconds (big-endian). */
+#define TRP_NOT_READY_LEN 4
 
 enum trp_opcode {
 	TRP_OP_DATA = 0,            /* ULP segment; consumes a PSN */
@@ -43,7 +46,9 @@ enum trp_opcode {
 	TRP_OP_SHUTDOWN = 4,        /* end of this direction's stream; consumes a PSN */
 	TRP_OP_ACK = 5,             /* cumulative ACK + SACK + window only */
 	TRP_OP_KEEPALIVE = 6,       /* liveness / window probe; peer answers with ACK */
-	TRP_OP_RESET = 7,           /* from a closed port: no connection is open here */
+	TRP_OP_RESET = 7,           /* from a closed port, or an end that gave the connection up */
+	TRP_OP_NOT_READY = 8,       /* receiver not ready: a DATA packet refused for now; payload:
+	                             * the wait asked for (TRP_NOT_READY_LEN bytes, in us) */
 	TRP_OP_COUNT
 };
 
@@ -90,6 +95,7 @@ enum trp_status {
 	TRP_ERR_ABORTED = -12,   /* connection destroyed with packets outstanding */
 	TRP_ERR_REJECTED = -13,  /* the peer rejected the connection request */
 	TRP_ERR_RESET = -14,     /* the peer's end of the connection no longer exists */
+	TRP_ERR_NOT_READY = -15, /* the peer's receiver stayed not ready through every retry */
 };
 const char *trp_strerror(int status);
 
@@ -113,7 +119,12 @@ struct trp_config {
 	uint64_t rto_max_ns;        /* 200 ms */
 	uint64_t keepalive_interval_ns; /* between unanswered probes; 25 ms */
 	uint32_t keepalive_probes;  /* unanswered probes before TRP_ERR_DEAD_PEER; 36 */
+	/* Receiver not ready (trp_not_ready, docs/protocol-trp.md 2.6): */
+	uint32_t rnr_retries;       /* NOT_READY answers to one packet before
+	                             * TRP_ERR_NOT_READY; TRP_RNR_RETRY_FOREVER: none; 7 */
+	uint64_t rnr_delay_ns;      /* the wait our NOT_READY asks the sender for; 640 us */
 };
+#define TRP_RNR_RETRY_FOREVER UINT32_MAX
 /* Fill cfg with the defaults above. */
 void trp_config_default(struct trp_config *cfg);
 
@@ -146,7 +157,9 @@ struct trp_ops {
 	 * Returns true if the ULP took it (then it is never delivered again);
 	 * false if the ULP refused it (RDMAP refuses a segment it answered with
 	 * a Terminate): the packet is then treated as never received and not
-	 * acknowledged, so the sender does not count it as delivered. */
+	 * acknowledged, so the sender does not count it as delivered.  A ULP
+	 * that can take it later (a Send before its receive is posted) calls
+	 * trp_not_ready() before returning false. */
 	bool (*deliver)(void *ctx, uint32_t psn, const void *payload, size_t len);
 	/* Every PSN before next_psn has been delivered. */
 	void (*in_order)(void *ctx, uint32_t next_psn);
@@ -196,6 +209,8 @@ struct trp_stats {
 	uint64_t early_dropped;             /* data before the connection was established */
 	uint64_t malformed_dropped;         /* header decode failed */
 	uint64_t resets_rcvd;               /* RESETs taken (trp_closed_port_answer) */
+	uint64_t not_ready_sent;            /* NOT_READY answers to refused packets */
+	uint64_t not_ready_rcvd;            /* NOT_READYs taken: retries after a wait */
 	uint64_t checksum_dropped;          /* CRC32C mismatch or missing */
 	uint64_t checksum_missing;          /* of those, without one (checksum 0) */
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
@@ -287,6 +302,19 @@ uint64_t trp_next_deadline(const struct trp_conn *conn);
  * The answer's first packet then both completes the peer's request and
  * brings the start of the reply, which the peer receives in the same poll. */
 void trp_defer_ack(struct trp_conn *conn);
+
+/* From deliver() only, which then returns false: the ULP cannot take the
+ * packet now but will later, as RDMAP cannot place a Send that finds no
+ * receive posted (InfiniBand's receiver not ready).  The sender is told
+ * with a NOT_READY, holds its retransmissions for cfg.rnr_delay_ns and
+ * then sends the packet again, up to its own cfg.rnr_retries times in a row,
+ * instead of taking the packet for lost. */
+void trp_not_ready(struct trp_conn *conn);
+
+/* Change cfg.rnr_retries and cfg.rnr_delay_ns (unless delay_ns is 0) of a
+ * connection already created (the verbs layer may learn them at a later
+ * state change than the one that opened it). */
+void trp_set_rnr(struct trp_conn *conn, uint32_t retries, uint64_t delay_ns);
 
 /* Limit the window we advertise (a slow ULP); clamped to cfg.recv_window.
  * The change is advertised at once.  Packets the peer sent against a larger

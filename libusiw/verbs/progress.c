@@ -150,6 +150,9 @@ static unsigned report_qps(struct usiw_counters *out, uint32_t first)
 		VALUE(acks_sent);
 		VALUE(dup_dropped);
 		VALUE(window_dropped);
+		VALUE(refused);
+		VALUE(not_ready_sent);
+		VALUE(not_ready_rcvd);
 		VALUE(checksum_dropped);
 		VALUE(checksum_missing);
 		VALUE(srtt_ns);

@@ -46,6 +46,10 @@ static void cm_qp_attach(struct ibv_qp *ibv_qp, usiw_qp_cm_event_fn fn, usiw_qp_
 	usiw_context_unlock(qp->ctx);
 }
 
+/* The RNR timer code (qp_modify.c, rnr_timer_ns) of the CM's QPs: 12,
+ * 0.64 ms, the one perftest and rdma-core's examples give their QPs. */
+#define USIW_CM_MIN_RNR_TIMER 12
+
 static uint32_t random_isn(void)
 {
 	uint32_t isn;
@@ -56,7 +60,9 @@ static uint32_t random_isn(void)
 }
 
 /* What RTR and RTS would have given the QP, taken from the CM instead: the
- * peer, the port's MTU and the read depths; then the stack. */
+ * peer, the port's MTU, the read depths and the RNR retry bound (the wait
+ * the QP asks for when it has no receive is USIW_CM_MIN_RNR_TIMER's, as
+ * the CM's peer sets none); then the stack. */
 static int open_stack(struct usiw_qp *qp, const struct usiw_qp_cm_param *param)
 {
 	if (qp->state != IBV_QPS_INIT || qp->stack)
@@ -68,6 +74,8 @@ static int open_stack(struct usiw_qp *qp, const struct usiw_qp_cm_param *param)
 	qp->max_seg_payload = usiw_qp_seg_payload(qp->ctx, usiw_ibv_mtu_for(qp->ctx->port->mtu));
 	qp->attr.max_rd_atomic = param->ord;
 	qp->attr.max_dest_rd_atomic = param->ird;
+	qp->attr.rnr_retry = param->rnr_retry;
+	qp->attr.min_rnr_timer = USIW_CM_MIN_RNR_TIMER;
 	return usiw_qp_start_stack(qp);
 }
 

@@ -27,7 +27,7 @@
 #include "libusiw/engine.h"
 #include "trp/trp.h"
 
-#define USIW_CM_INTERFACE_VERSION 2
+#define USIW_CM_INTERFACE_VERSION 3
 #define USIW_CM_INTERFACE_SYMBOL "usiw_cm_interface"
 
 /* A QP's connection event: TRP_EV_ESTABLISHED, _REJECTED, _CLOSED or _FAILED
@@ -46,6 +46,7 @@ struct usiw_qp_cm_param {
 	uint32_t peer_ipv4;     /* network byte order */
 	uint16_t peer_port;     /* active: the listener's port; passive: the active QP's */
 	uint8_t ord, ird;
+	uint8_t rnr_retry;      /* the application's rnr_retry_count (7: no bound) */
 	const void *pdata;
 	size_t pdata_len;
 };

@@ -203,6 +203,27 @@ static uint32_t at_least_one(uint32_t n)
 	return n ? n : 1;
 }
 
+/* The wait our NOT_READY asks a sender for, as InfiniBand's RNR NAK does
+ * from the responder's min_rnr_timer: its code (IBTA table 45) counts in
+ * steps of 10 us that grow by 2 and 3 in turn, 1 2 3 4 6 8 12 16 ... 49152
+ * for codes 1 to 31, and 0 is the longest, 65536 steps (655.36 ms). */
+static uint64_t rnr_timer_ns(uint8_t code)
+{
+	code &= 31;
+	uint64_t steps = code == 0   ? 65536
+			 : code <= 3 ? code
+			 : code % 2  ? 3ull << ((code - 3) / 2)
+				     : 1ull << (code / 2);
+	return steps * 10000;
+}
+
+/* The sender's bound on NOT_READYs in a row for one packet: its rnr_retry,
+ * where 7 means none (IBTA: retry without end). */
+static uint32_t rnr_retries(uint8_t rnr_retry)
+{
+	return rnr_retry >= 7 ? TRP_RNR_RETRY_FOREVER : rnr_retry;
+}
+
 int usiw_qp_start_stack(struct usiw_qp *qp)
 {
 	const struct ibv_qp_attr *a = &qp->attr;
@@ -232,6 +253,8 @@ int usiw_qp_start_stack(struct usiw_qp *qp)
 	struct trp_config trp;
 	trp_config_default(&trp);
 	trp.checksum = usiw_config_trp_crc(usiw_engine_config(qp->ctx->engine));
+	trp.rnr_retries = rnr_retries(a->rnr_retry);
+	trp.rnr_delay_ns = rnr_timer_ns(a->min_rnr_timer);
 	qp->stack = qp_stack_create(&trp, &ep, &usiw_qp_host_ops, qp);
 	if (!qp->stack)
 		return errno;
@@ -334,6 +357,11 @@ static int apply(struct usiw_qp *qp, enum ibv_qp_state to, const struct ibv_qp_a
 	if (rc)
 		return rc;
 	record_attr(qp, attr, mask);
+	/* A connection opened in RTR (usiw_qp_open_on_first_segment) learns
+	 * rnr_retry at RTS, and RTS may change min_rnr_timer. */
+	if (qp->stack && (mask & (IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER)))
+		trp_set_rnr(qp_stack_conn(qp->stack), rnr_retries(qp->attr.rnr_retry),
+			    rnr_timer_ns(qp->attr.min_rnr_timer));
 	if (to == IBV_QPS_RTS && qp->state == IBV_QPS_RTR)
 		rc = enter_rts(qp);
 	else if (to == IBV_QPS_ERR && qp->state != IBV_QPS_ERR)

@@ -27,6 +27,8 @@ static enum ibv_wc_status status_of(enum rdmap_wc_status s)
 		return IBV_WC_WR_FLUSH_ERR;
 	case RDMAP_WC_RETRY_EXC_ERR:
 		return IBV_WC_RETRY_EXC_ERR;
+	case RDMAP_WC_RNR_RETRY_EXC_ERR:
+		return IBV_WC_RNR_RETRY_EXC_ERR;
 	case RDMAP_WC_FATAL_ERR:
 		return IBV_WC_FATAL_ERR;
 	}

@@ -126,6 +126,18 @@ void test_fill_random(uint64_t *rng, uint8_t *buf, size_t len)
 		buf[i] = (uint8_t)(test_rng_next(rng) >> 56);
 }
 
+/* A new place at the end of what is in flight in direction d. */
+static struct test_packet *inflight_push(struct test_direction *d)
+{
+	if (d->n_inflight == d->cap_inflight) {
+		d->cap_inflight = d->cap_inflight ? 2 * d->cap_inflight : 64;
+		d->inflight = realloc(d->inflight, d->cap_inflight * sizeof(*d->inflight));
+		if (!d->inflight)
+			abort();
+	}
+	return &d->inflight[d->n_inflight++];
+}
+
 static int64_t link_xmit(void *ctx, const void *hdr, size_t hdr_len, const void *data,
 			 size_t data_len, void *cookie)
 {
@@ -134,13 +146,7 @@ static int64_t link_xmit(void *ctx, const void *hdr, size_t hdr_len, const void 
 		abort();
 	if (d->n_inflight == d->window)
 		return -EAGAIN;
-	if (d->n_inflight == d->cap_inflight) {
-		d->cap_inflight = d->cap_inflight ? 2 * d->cap_inflight : 64;
-		d->inflight = realloc(d->inflight, d->cap_inflight * sizeof(*d->inflight));
-		if (!d->inflight)
-			abort();
-	}
-	struct test_packet *p = &d->inflight[d->n_inflight++];
+	struct test_packet *p = inflight_push(d);
 	p->psn = d->next_psn++;
 	p->cookie = cookie;
 	p->len = hdr_len + data_len;
@@ -239,7 +245,10 @@ static void mark_delivered(struct test_direction *d, uint32_t psn)
 }
 
 /* Delivers everything in flight in direction i, in a shuffled order, with the
- * in-order point reported after each segment and the acks in another order. */
+ * in-order point reported after each segment and the acks in another order.
+ * A segment refused as not ready (-EAGAIN: a Send before its receive) stays
+ * in flight, as TRP sends it again, and is offered again by the next call;
+ * it does not count as delivered. */
 static uint64_t deliver(struct test_link *l, int i)
 {
 	struct test_direction *d = &l->dir[i];
@@ -259,9 +268,18 @@ static uint64_t deliver(struct test_link *l, int i)
 			batch[j] = batch[k];
 			batch[k] = t;
 		}
+	size_t held = 0;
 	for (size_t j = 0; j < n; j++) {
+		const int rc = rdmap_ep_input(to, batch[j].psn, batch[j].bytes, batch[j].len);
+		if (rc == -EAGAIN) {
+			*inflight_push(d) = batch[j];
+			batch[j].bytes = NULL;
+			batch[j].cookie = NULL;
+			held++;
+			continue;
+		}
 		/* a refused segment is never acknowledged */
-		if (rdmap_ep_input(to, batch[j].psn, batch[j].bytes, batch[j].len) == -EPROTO)
+		if (rc == -EPROTO)
 			batch[j].cookie = NULL;
 		uint32_t before = d->cumulative;
 		mark_delivered(d, batch[j].psn);
@@ -275,8 +293,8 @@ static uint64_t deliver(struct test_link *l, int i)
 		free(batch[j].bytes);
 	}
 	free(batch);
-	d->segments += n;
-	return n;
+	d->segments += n - held;
+	return n - held;
 }
 
 uint64_t test_link_run(struct test_link *l)

@@ -677,22 +677,114 @@ static void test_access_violations_terminate(void **state)
 	}
 }
 
-static void test_send_without_receive_terminates(void **state)
+/* Sends (and a Write with Immediate, which takes a receive too) that find
+ * no receive are refused as not ready (rdmap_ep_input: -EAGAIN), not
+ * terminated: nothing completes on either side and nothing is counted,
+ * and as receives are posted one at a time, each message lands in the
+ * receive its MSN names, in order, bytes intact. */
+static void test_sends_wait_for_their_receives(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, NULL);
+	enum { N = 4, LEN = 3000 };
+	struct test_mr *src = random_mr(&f, N * LEN, 0);
+	struct test_mr *dst = random_mr(&f, N * LEN, RDMAP_ACCESS_LOCAL_WRITE);
+	struct test_mr *sink = random_mr(&f, 64, ALL_REMOTE);
+	for (uint32_t i = 0; i < N; i++) {
+		struct rdmap_sge s = { test_mr_va(src, i * LEN), LEN, src->stag };
+		struct rdmap_send_wr wr = { .wr_id = 10 + i, .sg_list = &s, .num_sge = 1,
+					    .flags = RDMAP_SEND_SIGNALED,
+					    .opcode = i == 2 ? RDMAP_WR_SEND_WITH_IMM : RDMAP_WR_SEND,
+					    .imm_data = 0x1234 };
+		if (i == 3) {
+			wr.opcode = RDMAP_WR_RDMA_WRITE_WITH_IMM;
+			wr.remote_addr = test_mr_va(sink, 0);
+			wr.rkey = sink->stag;
+			s.length = 64;
+		}
+		post_send(f.a, &wr);
+	}
+	test_link_run(&f.link);
+	assert_int_equal(f.wa->count, 0);
+	assert_int_equal(f.wb->count, 0);
+	assert_int_equal(rdmap_ep_state(f.a), RDMAP_EP_RTS);
+	assert_int_equal(rdmap_ep_state(f.b), RDMAP_EP_RTS);
+	assert_int_equal(rdmap_ep_counters(f.b)->terminates_sent, 0);
+	assert_int_equal(rdmap_ep_counters(f.b)->rx[RDMAP_OP_SEND].msgs, 0);
+
+	for (uint32_t i = 0; i < N; i++) {
+		struct rdmap_sge rs = { test_mr_va(dst, i * LEN), LEN, dst->stag };
+		post_recv(f.b, 100 + i, &rs, 1);
+		test_link_run(&f.link);
+		assert_int_equal(f.wb->count, i + 1);
+		assert_int_equal(f.wa->count, i + 1);
+		assert_wc(&f.wa->wc[i], 10 + i, i == 3 ? RDMAP_WC_RDMA_WRITE : RDMAP_WC_SEND,
+			  RDMAP_WC_SUCCESS, i == 3 ? 64 : LEN);
+	}
+	assert_wc(&f.wb->wc[0], 100, RDMAP_WC_RECV, RDMAP_WC_SUCCESS, LEN);
+	assert_wc(&f.wb->wc[1], 101, RDMAP_WC_RECV, RDMAP_WC_SUCCESS, LEN);
+	assert_wc(&f.wb->wc[2], 102, RDMAP_WC_RECV, RDMAP_WC_SUCCESS, LEN);
+	assert_true(f.wb->wc[2].flags & RDMAP_WC_WITH_IMM);
+	assert_wc(&f.wb->wc[3], 103, RDMAP_WC_RECV_RDMA_WITH_IMM, RDMAP_WC_SUCCESS, 64);
+	assert_memory_equal(dst->buf, src->buf, 3 * LEN);
+	assert_memory_equal(sink->buf, src->buf + 3 * LEN, 64);
+	assert_int_equal(rdmap_ep_counters(f.b)->rx[RDMAP_OP_SEND].msgs, 2);
+	assert_int_equal(rdmap_ep_counters(f.b)->terminates_sent, 0);
+	fixture_fini(&f);
+}
+
+/* The same from an SRQ that is empty: the Send waits for the SRQ's next
+ * receive. */
+static void test_send_waits_for_srq_receive(void **state)
+{
+	(void)state;
+	struct test_link_config cfg;
+	test_link_config_default(&cfg);
+	struct rdmap_srq *srq = rdmap_srq_create(4, 1);
+	assert_non_null(srq);
+	cfg.srq[1] = srq;
+	struct fixture f;
+	fixture_init(&f, &cfg);
+	struct test_mr *src = random_mr(&f, 500, 0);
+	struct test_mr *dst = random_mr(&f, 500, RDMAP_ACCESS_LOCAL_WRITE);
+	struct rdmap_sge s = { test_mr_va(src, 0), 500, src->stag };
+	struct rdmap_send_wr wr = { .wr_id = 5, .opcode = RDMAP_WR_SEND, .sg_list = &s,
+				    .num_sge = 1, .flags = RDMAP_SEND_SIGNALED };
+	post_send(f.a, &wr);
+	test_link_run(&f.link);
+	assert_int_equal(f.wa->count + f.wb->count, 0);
+	struct rdmap_sge rs = { test_mr_va(dst, 0), 500, dst->stag };
+	struct rdmap_recv_wr r = { .wr_id = 9, .sg_list = &rs, .num_sge = 1 };
+	assert_int_equal(rdmap_srq_post_recv(srq, &r), 0);
+	test_link_run(&f.link);
+	assert_int_equal(f.wb->count, 1);
+	assert_wc(&f.wb->wc[0], 9, RDMAP_WC_RECV, RDMAP_WC_SUCCESS, 500);
+	assert_wc(&f.wa->wc[0], 5, RDMAP_WC_SEND, RDMAP_WC_SUCCESS, 500);
+	assert_memory_equal(dst->buf, src->buf, 500);
+	fixture_fini(&f);
+	rdmap_srq_destroy(srq);
+}
+
+/* The transport gave up on a peer that stayed not ready: the Send waiting
+ * fails with RNR_RETRY_EXC_ERR, what follows it is flushed. */
+static void test_rnr_exceeded_fails_the_send(void **state)
 {
 	(void)state;
 	struct fixture f;
 	fixture_init(&f, NULL);
 	struct test_mr *src = random_mr(&f, 100, 0);
 	struct rdmap_sge s = { test_mr_va(src, 0), 100, src->stag };
-	struct rdmap_send_wr wr = { .wr_id = 5, .opcode = RDMAP_WR_SEND, .sg_list = &s, .num_sge = 1 };
-	post_send(f.a, &wr);
+	for (uint64_t i = 0; i < 2; i++) {
+		struct rdmap_send_wr wr = { .wr_id = 5 + i, .opcode = RDMAP_WR_SEND, .sg_list = &s,
+					    .num_sge = 1, .flags = RDMAP_SEND_SIGNALED };
+		post_send(f.a, &wr);
+	}
 	test_link_run(&f.link);
-	expect_terminated(&f, 5, RDMAP_WC_REM_OP_ERR, TERM_LAYER_DDP, TERM_DDP_ETYPE_UNTAGGED,
-			  TERM_DDP_U_NO_BUFFER, 1, 0);
-	struct rdmap_terminate t;
-	rdmap_ep_last_terminate(f.b, true, &t);
-	assert_true(t.ddp_hdr_copied);
-	assert_true(t.seg_len_valid);
+	rdmap_ep_fail(f.a, RDMAP_FAIL_RNR_EXCEEDED);
+	assert_int_equal(f.wa->count, 2);
+	assert_wc(&f.wa->wc[0], 5, RDMAP_WC_SEND, RDMAP_WC_RNR_RETRY_EXC_ERR, 0);
+	assert_wc(&f.wa->wc[1], 6, RDMAP_WC_SEND, RDMAP_WC_WR_FLUSH_ERR, 0);
 	fixture_fini(&f);
 }
 
@@ -897,7 +989,9 @@ int main(void)
 		cmocka_unit_test(test_warm_buffers_never_load),
 		cmocka_unit_test(test_send_after_write_sees_write),
 		cmocka_unit_test(test_access_violations_terminate),
-		cmocka_unit_test(test_send_without_receive_terminates),
+		cmocka_unit_test(test_sends_wait_for_their_receives),
+		cmocka_unit_test(test_send_waits_for_srq_receive),
+		cmocka_unit_test(test_rnr_exceeded_fails_the_send),
 		cmocka_unit_test(test_send_too_long_for_receive),
 		cmocka_unit_test(test_local_protection_error),
 		cmocka_unit_test(test_transport_failure_flushes_once),

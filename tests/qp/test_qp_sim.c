@@ -1,7 +1,8 @@
 /* RDMAP over TRP end to end on the simulated link: messages from 1 B to
  * 4 MiB with every opcode arrive intact under 0%, 1% and 10% loss with
  * reordering, duplication and corruption; a partition longer than the retry
- * bound fails both sides, and every work request completes exactly once. */
+ * bound fails both sides, and every work request completes exactly once;
+ * Sends that find no receive wait for it, up to the sender's RNR bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -388,6 +389,90 @@ static void test_partition_fails_both(void **state)
 	fixture_down(&f);
 }
 
+/* Sends of several segments that reach a receiver with no receive posted
+ * wait for it (TRP's NOT_READY, RDMAP's -EAGAIN) on a lossy link: receives
+ * posted a few at a time, 5 ms apart, take the messages in order, intact,
+ * and nothing fails or times out on the way. */
+static void test_sends_wait_for_late_receives(void **state)
+{
+	enum { N = 24, LEN = 20000 };
+	struct qp_pair_config cfg;
+	struct fixture f;
+
+	(void)state;
+	impaired(&cfg, 0.02, 7);
+	cfg.trp.rnr_retries = TRP_RNR_RETRY_FOREVER;
+	cfg.trp.rnr_delay_ns = 200000;
+	fixture_up(&f, &cfg);
+	test_fill_random(&f.rng, f.a_buf->buf, (size_t)N * LEN);
+	memset(f.b_buf->buf, 0, (size_t)N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		struct rdmap_sge sge = sge_of(f.a_buf, (size_t)i * LEN, LEN);
+		struct rdmap_send_wr wr = { .wr_id = i, .opcode = RDMAP_WR_SEND,
+					    .flags = RDMAP_SEND_SIGNALED, .sg_list = &sge,
+					    .num_sge = 1 };
+		post_send(&f, 0, &wr);
+	}
+	for (unsigned posted = 0; posted < N; posted += 4) {
+		simlink_run(f.pair.link, simlink_now(f.pair.link) + 5000000, NULL, NULL);
+		assert_int_equal(f.pair.side[1].wcs.count, posted);
+		for (unsigned i = posted; i < posted + 4; i++) {
+			struct rdmap_sge rs = sge_of(f.b_buf, (size_t)i * LEN, LEN);
+			struct rdmap_recv_wr rwr = { .wr_id = 1000 + i, .sg_list = &rs,
+						     .num_sge = 1 };
+			assert_int_equal(qp_stack_post_recv(f.pair.side[1].qs, &rwr), 0);
+		}
+	}
+	run_until(&f, N, N);
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(f.pair.side[0].wcs.wc[i].wr_id, i);
+		assert_int_equal(f.pair.side[0].wcs.wc[i].status, RDMAP_WC_SUCCESS);
+		assert_int_equal(f.pair.side[1].wcs.wc[i].wr_id, 1000 + i);
+		assert_int_equal(f.pair.side[1].wcs.wc[i].status, RDMAP_WC_SUCCESS);
+	}
+	assert_memory_equal(f.a_buf->buf, f.b_buf->buf, (size_t)N * LEN);
+	struct trp_stats st;
+	trp_conn_stats(qp_stack_conn(f.pair.side[0].qs), &st);
+	assert_true(st.not_ready_rcvd > 0);
+	assert_false(qp_pair_has_event(&f.pair.side[0], TRP_EV_FAILED));
+	assert_false(qp_pair_has_event(&f.pair.side[1], TRP_EV_FAILED));
+	fixture_down(&f);
+}
+
+/* A receiver that never posts: after the sender's retry bound (within
+ * milliseconds) its first Send fails with RNR_RETRY_EXC_ERR and the next
+ * is flushed; the receiver's stack fails right after (TRP's RESET), so a
+ * receive it posts then is flushed at once. */
+static void test_rnr_retry_bound(void **state)
+{
+	struct qp_pair_config cfg;
+	struct fixture f;
+
+	(void)state;
+	impaired(&cfg, 0, 8);
+	cfg.trp.rnr_retries = 3;
+	cfg.trp.rnr_delay_ns = 100000;
+	fixture_up(&f, &cfg);
+	struct rdmap_sge sge = sge_of(f.a_buf, 0, 5000);
+	for (unsigned i = 0; i < 2; i++) {
+		struct rdmap_send_wr wr = { .wr_id = i, .opcode = RDMAP_WR_SEND,
+					    .flags = RDMAP_SEND_SIGNALED, .sg_list = &sge,
+					    .num_sge = 1 };
+		post_send(&f, 0, &wr);
+	}
+	const uint64_t start = simlink_now(f.pair.link);
+	run_until(&f, 2, 0);
+	assert_true(simlink_now(f.pair.link) - start < 10000000);
+	assert_int_equal(f.pair.side[0].wcs.wc[0].status, RDMAP_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(f.pair.side[0].wcs.wc[1].status, RDMAP_WC_WR_FLUSH_ERR);
+	simlink_run(f.pair.link, simlink_now(f.pair.link) + 1000000, NULL, NULL);
+	assert_true(qp_pair_has_event(&f.pair.side[1], TRP_EV_FAILED));
+	post_recv(&f, 1, 77, f.b_buf, 100);
+	assert_int_equal(f.pair.side[1].wcs.count, 1);
+	assert_int_equal(f.pair.side[1].wcs.wc[0].status, RDMAP_WC_WR_FLUSH_ERR);
+	fixture_down(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_every_opcode),
 		cmocka_unit_test(test_many_outstanding),
 		cmocka_unit_test(test_partition_fails_both),
+		cmocka_unit_test(test_sends_wait_for_late_receives),
+		cmocka_unit_test(test_rnr_retry_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

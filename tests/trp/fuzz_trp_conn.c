@@ -17,6 +17,7 @@
 #include <string.h>
 
 struct fuzz_ctx {
+	struct trp_conn *conn;
 	uint64_t now;
 	bool host_busy;
 	unsigned sent, acked;
@@ -44,11 +45,16 @@ static uint64_t fz_now(void *ctx)
 static bool fz_deliver(void *ctx, uint32_t psn, const void *p, size_t l)
 {
 	volatile uint8_t sink = 0;
-	(void)ctx, (void)psn;
+	(void)psn;
 	for (size_t i = 0; i < l; i++)
 		sink ^= ((const uint8_t *)p)[i];
 	(void)sink;
-	/* refuse some packets, as RDMAP does after a Terminate */
+	/* refuse some packets, as RDMAP does after a Terminate, and some as not
+	 * ready, as it does a Send that finds no receive */
+	if (l && ((const uint8_t *)p)[0] == 0xed) {
+		trp_not_ready(((struct fuzz_ctx *)ctx)->conn);
+		return false;
+	}
 	return !(l && ((const uint8_t *)p)[0] == 0xee);
 }
 
@@ -95,9 +101,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 	cfg.send_slots = 16;
 	cfg.recv_window = 64;
 	cfg.max_retries = 3;
+	cfg.rnr_retries = 2;
 	c = trp_conn_create(&cfg, &fz_ops, &f);
 	if (!c)
 		abort();
+	f.conn = c;
 	if (in[0] & 2)
 		trp_conn_establish(c, 0xfffffff0u, 0x7ffffff8u);
 	in++, size--;

@@ -132,6 +132,11 @@ static bool op_deliver(void *ctx, uint32_t psn, const void *payload, size_t len)
 		peer->refuse_times--;
 		return false;
 	}
+	if (i >= peer->not_ready_from && simlink_now(peer->pair->link) < peer->not_ready_until_ns) {
+		trp_not_ready(peer->conn);
+		return false;
+	}
+	peer->taken_ns[i] = simlink_now(peer->pair->link);
 	const size_t hdr_len = ulp_hdr_len(i);
 	assert_true(len >= hdr_len);
 	assert_memory_equal(bytes + 8, ulp_hdr_tail(i), hdr_len - 8);
@@ -289,6 +294,7 @@ void pair_fini(struct pair *p)
 	for (int s = 0; s < 2; s++) {
 		trp_conn_destroy(p->peer[s].conn);
 		free(p->peer[s].delivered);
+		free(p->peer[s].taken_ns);
 		free(p->peer[s].ack_count);
 		free(p->peer[s].ack_status);
 		free(p->peer[s].bundle);
@@ -333,8 +339,10 @@ void pair_stream(struct pair *p, enum simlink_side from, uint32_t n, uint32_t pa
 	rx->data_base = st.snd_nxt;
 	rx->n_msgs = n;
 	rx->delivered = calloc(n, 1);
+	rx->taken_ns = calloc(n, sizeof(*rx->taken_ns));
 	assert_non_null(tx->ack_count);
 	assert_non_null(rx->delivered);
+	assert_non_null(rx->taken_ns);
 	pair_pump(tx);
 }
 

@@ -34,6 +34,13 @@ struct pair_peer {
 	uint32_t window_violations;   /* DATA PSNs seen beyond the advertised window */
 	uint32_t refuse_index;        /* deliver() refuses this message ... */
 	uint32_t refuse_times;        /* ... this many times */
+	/* deliver() refuses every message from this index on as not ready
+	 * (trp_not_ready) until the clock reaches not_ready_until_ns, as a
+	 * receiver with no receive posted for them yet; taken_ns[i] is when
+	 * message i was taken. */
+	uint32_t not_ready_from;
+	uint64_t not_ready_until_ns;
+	uint64_t *taken_ns;
 	uint32_t defer_ack_every;     /* deliver() calls trp_defer_ack on every
 	                               * this-many-th message (0: never) */
 	uint32_t busy_every;          /* the host refuses every this-many-th

@@ -82,13 +82,13 @@ static void test_retransmitted_request_refused(void **state)
 	trp_conn_destroy(conn);
 }
 
-/* Only an intact packet is answered, and never an ACK or a RESET (a RESET
- * answered with a RESET would never end): a REQUEST with a REJECT, the
- * other packets a live end would answer with a RESET. */
+/* Only an intact packet is answered, and never an ACK, a NOT_READY or a
+ * RESET (a RESET answered with a RESET would never end): a REQUEST with a
+ * REJECT, the other packets a live end would answer with a RESET. */
 static void test_what_is_answered(void **state)
 {
 	struct capture cap = { .now = 1000 };
-	uint8_t ans[TRP_HDR_LEN], bad[TRP_HDR_LEN + TRP_MAX_PDATA];
+	uint8_t ans[TRP_HDR_LEN], bad[TRP_HDR_LEN + TRP_MAX_PDATA] = { 0 };
 	struct trp_header h;
 
 	(void)state;
@@ -102,12 +102,15 @@ static void test_what_is_answered(void **state)
 	assert_false(trp_closed_port_answer(cap.pkt, 5, ans));
 	assert_true(trp_closed_port_answer(cap.pkt, cap.len, ans));
 	for (unsigned op = 0; op < TRP_OP_COUNT; op++) {
+		const uint16_t len = op == TRP_OP_NOT_READY ? TRP_NOT_READY_LEN : 0;
 		struct trp_header in = { .version = TRP_VERSION, .opcode = (uint8_t)op,
-					 .conn_id = 5, .psn = 6 };
-		const bool answered = op != TRP_OP_ACK && op != TRP_OP_RESET;
+					 .conn_id = 5, .psn = 6, .length = len };
+		const bool answered = op != TRP_OP_ACK && op != TRP_OP_RESET &&
+				      op != TRP_OP_NOT_READY;
 
 		trp_header_encode(&in, bad);
-		assert_int_equal(trp_closed_port_answer(bad, TRP_HDR_LEN, ans), answered);
+		assert_true(trp_header_decode(&h, bad, TRP_HDR_LEN + len) == TRP_OK);
+		assert_int_equal(trp_closed_port_answer(bad, TRP_HDR_LEN + len, ans), answered);
 		if (!answered)
 			continue;
 		assert_int_equal(trp_header_decode(&h, ans, sizeof(ans)), TRP_OK);

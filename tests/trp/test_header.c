@@ -43,7 +43,10 @@ static void test_round_trip_every_opcode(void **state)
 {
 	(void)state;
 	for (unsigned op = 0; op < TRP_OP_COUNT; op++) {
-		uint16_t len = op == TRP_OP_DATA ? 100 : op <= TRP_OP_CONNECT_REJECT ? TRP_MAX_PDATA : 0;
+		uint16_t len = op == TRP_OP_DATA                ? 100
+			       : op <= TRP_OP_CONNECT_REJECT    ? TRP_MAX_PDATA
+			       : op == TRP_OP_NOT_READY         ? TRP_NOT_READY_LEN
+								: 0;
 		struct trp_header in = sample_header(op, len), out;
 		uint8_t buf[TRP_HDR_LEN + 200];
 
@@ -118,13 +121,19 @@ static void test_malformed(void **state)
 	}
 
 	/* Control packets: ACK/KEEPALIVE/SHUTDOWN carry nothing, handshake
-	 * packets at most TRP_MAX_PDATA. */
+	 * packets at most TRP_MAX_PDATA, NOT_READY exactly its delay. */
 	h = sample_header(TRP_OP_ACK, 1);
 	trp_header_encode(&h, buf);
 	assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + 1), TRP_E_LENGTH);
 	h = sample_header(TRP_OP_CONNECT_REQUEST, TRP_MAX_PDATA + 1);
 	trp_header_encode(&h, buf);
 	assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + TRP_MAX_PDATA + 1), TRP_E_LENGTH);
+	for (uint16_t len = 0; len <= TRP_NOT_READY_LEN + 1; len++) {
+		h = sample_header(TRP_OP_NOT_READY, len);
+		trp_header_encode(&h, buf);
+		assert_int_equal(trp_header_decode(&out, buf, TRP_HDR_LEN + len),
+				 len == TRP_NOT_READY_LEN ? TRP_OK : TRP_E_LENGTH);
+	}
 
 	assert_string_not_equal(trp_strerror(TRP_E_LENGTH), trp_strerror(TRP_E_OPCODE));
 	assert_string_equal(trp_strerror(12345), "unknown TRP status");

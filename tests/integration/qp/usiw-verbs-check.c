@@ -18,8 +18,10 @@
  * them back.  Then: unsignaled WRs, inline sends, many WRs outstanding,
  * Writes left in an open bundle while the application pauses, a Write to an
  * invalidated STag (the requester gets REM_ACCESS_ERR and its
- * later WRs are flushed), and a QP moved to ERR with receives outstanding
- * (each flushed), on a pair of QPs connected to each other in the client. */
+ * later WRs are flushed), a QP moved to ERR with receives outstanding
+ * (each flushed), and Sends posted before their receives (each waits for
+ * its receive; with rnr_retry 0 it fails), on pairs of QPs connected to
+ * each other in the client. */
 #include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -176,7 +178,9 @@ static void close_device(struct ibv_pd *pd, struct ibv_context *ctx)
 		fail("ibv_close_device");
 }
 
-static void connect_qp(struct end *e, const struct peer_info *peer)
+/* rnr_retry: how often a Send that finds no receive at the peer goes again
+ * (7: without end). */
+static void connect_qp(struct end *e, const struct peer_info *peer, uint8_t rnr_retry)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTR,
@@ -198,7 +202,7 @@ static void connect_qp(struct end *e, const struct peer_info *peer)
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		die("modify to RTR");
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = e->psn, .timeout = 14,
-				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
+				  .retry_cnt = 7, .rnr_retry = rnr_retry, .max_rd_atomic = 16 };
 	if (ibv_modify_qp(e->qp, &a,
 			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
@@ -338,7 +342,7 @@ static int run_server(int port)
 	me.spare_rkey = spare_mr->rkey;
 	post_recv(e.qp, 0, buf, BUF_SIZE, mr->lkey);
 	verbs_peer_exchange(s, &me, &peer, sizeof(me));
-	connect_qp(&e, &peer);
+	connect_qp(&e, &peer, 7);
 	char go = 'g';
 	verbs_peer_exchange(s, &go, &go, 1);
 
@@ -704,8 +708,8 @@ static void modify_to_error(struct client *c)
 	get_info(&a, &ia);
 	get_info(&b, &ib);
 	post_recv(b.qp, 1, c->dst, 4096, c->dst_mr->lkey);
-	connect_qp(&a, &ib);
-	connect_qp(&b, &ia);
+	connect_qp(&a, &ib, 7);
+	connect_qp(&b, &ia, 7);
 	fill(c->src, 100, 31);
 	struct ibv_sge sge = { (uintptr_t)c->src, 100, c->src_mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
@@ -735,6 +739,82 @@ static void modify_to_error(struct client *c)
 	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
 	if (ibv_modify_qp(b.qp, &rts, IBV_QP_STATE) != EINVAL)
 		fail("ERR -> RTS was not refused");
+	destroy_end(&a);
+	destroy_end(&b);
+}
+
+/* Two QPs of this process connected to each other, a Send's receive not
+ * posted yet: Sends of several segments wait for their receives (the
+ * receiving QP refuses them for now, the sending QP sends them again after
+ * each wait it asks for), and as receives are posted, a few at a time, each
+ * takes its message, in order, intact.  With rnr_retry 0 the first Send
+ * that finds no receive fails with RNR_RETRY_EXC_ERR, and the receiving QP
+ * is told: it goes to ERR too. */
+static void receiver_not_ready(struct client *c)
+{
+	enum { N = 6, LEN = 20000 };
+	struct end a, b;
+	struct peer_info ia, ib;
+
+	make_qp(&a, c->e.ctx, c->e.pd);
+	make_qp(&b, c->e.ctx, c->e.pd);
+	get_info(&a, &ia);
+	get_info(&b, &ib);
+	connect_qp(&a, &ib, 7);
+	connect_qp(&b, &ia, 7);
+	for (uint32_t i = 0; i < N; i++) {
+		fill(c->src + i * LEN, LEN, 40 + i);
+		struct ibv_sge sge = { (uintptr_t)(c->src + i * LEN), LEN, c->src_mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = i % 2 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+					  .imm_data = htobe32(i), .send_flags = IBV_SEND_SIGNALED };
+		post_send(a.qp, &wr);
+	}
+	memset(c->dst, 0, N * LEN);
+	drive_progress_ms(b.rcq, 20);
+	struct ibv_wc wc;
+	if (ibv_poll_cq(a.scq, 1, &wc) != 0)
+		fail("a Send completed before the peer had a receive for it");
+	for (uint32_t posted = 0; posted < N; posted += 3) {
+		for (uint32_t i = posted; i < posted + 3; i++)
+			post_recv(b.qp, 100 + i, c->dst + i * LEN, LEN, c->dst_mr->lkey);
+		for (uint32_t i = posted; i < posted + 3; i++) {
+			wc = poll_one(b.rcq);
+			expect_wc(&wc, 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV, "a Send that waited");
+			if (wc.byte_len != LEN || !filled_with(c->dst + i * LEN, LEN, 40 + i))
+				fail("Send %u that waited for its receive: %u B, data differ", i,
+				     wc.byte_len);
+			wc = poll_one(a.scq);
+			expect_wc(&wc, i, IBV_WC_SUCCESS, IBV_WC_SEND, "its Send's completion");
+		}
+		drive_progress_ms(b.rcq, 5);
+	}
+	destroy_end(&a);
+	destroy_end(&b);
+
+	make_qp(&a, c->e.ctx, c->e.pd);
+	make_qp(&b, c->e.ctx, c->e.pd);
+	get_info(&a, &ia);
+	get_info(&b, &ib);
+	connect_qp(&a, &ib, 0);
+	connect_qp(&b, &ia, 7);
+	struct ibv_sge sge = { (uintptr_t)c->src, 100, c->src_mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	post_send(a.qp, &wr);
+	wc = poll_one(a.scq);
+	expect_wc(&wc, 9, IBV_WC_RNR_RETRY_EXC_ERR, 0, "a Send with rnr_retry 0 and no receive");
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		drive_progress_ms(b.rcq, 1);
+	while (!ibv_query_qp(b.qp, &attr, IBV_QP_STATE, &init) && attr.qp_state != IBV_QPS_ERR &&
+	       ms_since(&start) < 1000);
+	if (attr.qp_state != IBV_QPS_ERR)
+		fail("the receiving QP is in state %d, not ERR, after its peer gave up",
+		     attr.qp_state);
 	destroy_end(&a);
 	destroy_end(&b);
 }
@@ -776,7 +856,7 @@ static int run_client(const char *host, int port, bool lossy)
 	struct peer_info me = { 0 };
 	get_info(&c.e, &me);
 	verbs_peer_exchange(s, &me, &c.peer, sizeof(me));
-	connect_qp(&c.e, &c.peer);
+	connect_qp(&c.e, &c.peer, 7);
 	char go = 'g';
 	verbs_peer_exchange(s, &go, &go, 1);
 
@@ -806,6 +886,8 @@ static int run_client(const char *host, int port, bool lossy)
 	message(&c, IBV_WR_SEND_WITH_IMM, 0, 0);
 	bad_rkey(&c);
 	modify_to_error(&c);
+	receiver_not_ready(&c);
+	printf("client: Sends that waited for their receives done\n");
 	print_memory("client");
 	printf("client: %d failure(s)\n", failures);
 	verbs_peer_exchange(s, &go, &go, 1);
