@@ -34,8 +34,10 @@ struct rdmap_transport_ops {
 	/* Sends one DDP segment: ulp_hdr (at most RDMAP_ULP_HDR_MAX bytes) is
 	 * copied, data (data_len bytes, may be NULL when 0) is only referenced
 	 * until ack(cookie).  Returns the segment's PSN (0..UINT32_MAX), -EAGAIN
-	 * when the window is full (nothing was sent) or another negative errno,
-	 * which fails the endpoint. */
+	 * when the window is full (nothing was sent), -EPIPE once the transport
+	 * is shutting down (the segment waits, as for -EAGAIN, until the close
+	 * fails the endpoint) or another negative errno, which fails the
+	 * endpoint. */
 	int64_t (*xmit)(void *ctx, const void *ulp_hdr, size_t ulp_hdr_len, const void *data,
 			size_t data_len, void *cookie);
 };

@@ -121,6 +121,13 @@ int ep_xmit(struct rdmap_ep *ep, struct tx_owner *owner, const struct ddp_hdr *h
 			ep->counters.tx_eagain++;
 			return -EAGAIN;
 		}
+		/* Closed for sending (the owner's SHUTDOWN is out: rdma_disconnect
+		 * with WRs not all handed over yet): what did not go waits for the
+		 * close, which flushes it, and what arrives is still taken.  Failing
+		 * the endpoint here refused that, and the peer learnt of it only
+		 * when its retries ran out, seconds later. */
+		if (r == -EPIPE)
+			return -EAGAIN;
 		rdmap_ep_fail(ep, RDMAP_FAIL_PEER_DEAD);
 		return -EIO;
 	}

@@ -120,8 +120,13 @@ static int engine_start(struct usiw_engine *e)
 		return rc;
 	}
 	rte_eth_tx_buffer_set_err_callback(e->port.txb, usiw_tx_backlog_refused, &e->tx_backlog);
-	if (e->port.is_memif)
-		usiw_memif_link_init(&e->memif_link, e->port.id);
+	if (e->port.is_memif &&
+	    usiw_memif_link_init(&e->memif_link, &e->port, &e->lock, e->cfg.device,
+				 &e->stats.link_downs) != 0) {
+		usiw_engine_set_error("%s: out of file descriptors for the memif link's eventfd",
+				      e->cfg.path);
+		return -EMFILE;
+	}
 	memcpy(e->attr.mac, e->port.mac.addr_bytes, 6);
 	e->attr.ipv4 = e->cfg.ipv4;
 	e->attr.prefix_len = e->cfg.prefix_len;

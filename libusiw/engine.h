@@ -187,6 +187,7 @@ struct usiw_engine_stats {
 	uint64_t drop_tx_full;              /* the port's tx queue was full */
 	uint64_t drop_arp;                  /* queued for a peer that never answered ARP */
 	uint64_t arp_requests_sent, arp_replies_sent, arp_received;
+	uint64_t link_downs;                /* a memif link seen down after it was up */
 };
 
 /* Counters of the layers above the engine (the verbs provider's QPs), served

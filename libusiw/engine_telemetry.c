@@ -39,6 +39,7 @@ static int stats_cmd(const char *cmd, const char *params, struct rte_tel_data *d
 	ADD(arp_requests_sent);
 	ADD(arp_replies_sent);
 	ADD(arp_received);
+	ADD(link_downs);
 #undef ADD
 	return 0;
 }

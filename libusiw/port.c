@@ -170,22 +170,13 @@ static int find_port(const char *devargs, char *name, size_t namelen, uint16_t *
 	return -ENODEV;
 }
 
-/* A memif client that connects after its server's socket listens but before
- * the server's port starts never comes up, and memif's client does not try
- * again by itself: a client started beside its server (both ranks of an MPI
- * launch, a forwarder's two ports) waited out the whole link timeout for a
- * server that was up a moment later (test: memif client of a server that
- * starts late).  So a client whose link is not up this long after a start
- * connects anew. */
-#define MEMIF_RECONNECT_MS 1000
-
 static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 		     const struct usiw_memif_args *memif, char *err, size_t errlen)
 {
 	if (cfg->link_timeout_s == 0 || port->memif_server)
 		return 0;
 	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
-	uint64_t reconnect = now_ms() + MEMIF_RECONNECT_MS;
+	uint64_t reconnect = now_ms() + USIW_MEMIF_RECONNECT_MS;
 	for (;;) {
 		if (usiw_port_link(port, NULL))
 			return 0;
@@ -194,7 +185,7 @@ static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 		if (memif->is_memif && now_ms() >= reconnect) {
 			rte_eth_dev_stop(port->id);
 			port->started = rte_eth_dev_start(port->id) == 0;
-			reconnect = now_ms() + MEMIF_RECONNECT_MS;
+			reconnect = now_ms() + USIW_MEMIF_RECONNECT_MS;
 		}
 		sleep_ms(1);
 	}

@@ -4,6 +4,7 @@
 #ifndef USIW_PORT_H
 #define USIW_PORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,9 @@ struct usiw_port {
 	struct rte_ether_addr mac;
 	uint16_t max_frame;           /* Ethernet frame without FCS */
 	bool is_memif;
+	/* memif: enum usiw_port_pause, for its peer's comings and goings
+	 * (memif_link.c). */
+	_Atomic uint8_t pause;
 	/* A memif server: its link is up for usiw once its socket listens (see
 	 * usiw_port_link). */
 	bool memif_server;
@@ -49,12 +53,36 @@ void usiw_port_close(struct usiw_port *port);
 /* Link state without waiting. */
 bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps);
 
+/* A memif port is left alone while memif handles its peer's comings and
+ * goings in EAL's interrupt thread (memif_link.c).  That thread asks for a
+ * pause, which the next burst takes, so that it knows no burst is under
+ * way. */
+enum usiw_port_pause {
+	USIW_PORT_RUNNING,
+	USIW_PORT_PAUSE_ASKED,
+	USIW_PORT_PAUSED,
+};
+
+/* Whether a burst may touch the port now; a pause asked for begins here. */
+static inline bool usiw_port_running(struct usiw_port *port)
+{
+	const uint8_t p = atomic_load_explicit(&port->pause, memory_order_acquire);
+
+	if (p == USIW_PORT_RUNNING)
+		return true;
+	if (p == USIW_PORT_PAUSE_ASKED)
+		atomic_store_explicit(&port->pause, USIW_PORT_PAUSED, memory_order_release);
+	return false;
+}
+
 /* rte_eth_rx_burst and rte_eth_tx_burst, for either kind of port. */
 static inline uint16_t usiw_port_rx_burst(struct usiw_port *port, uint16_t queue,
 					  struct rte_mbuf **pkts, uint16_t n)
 {
 	if (port->packet)
 		return usiw_packet_socket_rx(port->packet, pkts, n);
+	if (!usiw_port_running(port))
+		return 0;
 	return rte_eth_rx_burst(port->id, queue, pkts, n);
 }
 
@@ -63,6 +91,8 @@ static inline uint16_t usiw_port_tx_burst(struct usiw_port *port, uint16_t queue
 {
 	if (port->packet)
 		return usiw_packet_socket_tx(port->packet, pkts, n);
+	if (!usiw_port_running(port))
+		return 0;
 	return rte_eth_tx_burst(port->id, queue, pkts, n);
 }
 
@@ -83,9 +113,22 @@ static inline uint16_t usiw_port_tx_flush(struct usiw_port *port)
 	return sent;
 }
 
+/* A memif client that connects after its server's socket listens but before
+ * the server's port starts never comes up, and memif's client does not try
+ * again by itself: a client started beside its server (both ranks of an MPI
+ * launch, a forwarder's two ports) waited out the whole link timeout for a
+ * server that was up a moment later (test: memif client of a server that
+ * starts late), and one whose server had restarted waited a second more than
+ * it (1000 ms here then).  So a client whose link is not up this long after
+ * a start connects anew, at its start (port.c) and later (memif_link.c). */
+#define USIW_MEMIF_RECONNECT_MS 250
+
 /* memif devargs helpers, exposed for the config and error tests. */
 struct usiw_memif_args {
 	bool is_memif;
+	/* memif: enum usiw_port_pause, for its peer's comings and goings
+	 * (memif_link.c). */
+	_Atomic uint8_t pause;
 	bool bad_args;                /* an argument memif does not know */
 	bool server;                  /* role=server (memif's default: client) */
 	bool abstract;                /* socket-abstract=yes (memif's default) */

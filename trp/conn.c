@@ -423,16 +423,23 @@ static void input_reset(struct trp_conn *c, const struct trp_header *h)
 		return;
 	}
 	c->stats.resets_rcvd++;
-	/* An end destroyed after its SHUTDOWN reached us, and after it had
-	 * acknowledged all we sent but our own SHUTDOWN (nothing can follow
-	 * that), lost nothing: the close is complete, as the SHUTDOWN's ACK
-	 * would have made it.  So is a REJECT's exchange.  Otherwise data may
-	 * have been lost with it. */
-	const bool only_shutdown_left = c->local_shutdown && c->snd_nxt - c->snd_una == 1;
-	if ((c->state == TRP_STATE_CLOSING && c->peer_shutdown_done && only_shutdown_left) ||
+	/* An end that is gone (or gave up) after its SHUTDOWN reached us, and
+	 * after it had acknowledged all we sent but our own SHUTDOWN (nothing
+	 * can follow that), lost nothing of ours: the close is complete, as
+	 * the SHUTDOWN's ACK would have made it.  So is a REJECT's exchange.
+	 * What of the peer's data did not arrive before its SHUTDOWN, it gave
+	 * up on itself (a closing sender whose packets we refused as not ready:
+	 * send_on_not_ready).  Otherwise data of ours may have been lost. */
+	const uint32_t ours_left = c->snd_nxt - c->snd_una;
+	if ((c->peer_shutdown_seen && ours_left <= (c->local_shutdown ? 1u : 0u)) ||
 	    c->state == TRP_STATE_REJECT_SENT) {
 		c->ack_deadline = TRP_NO_DEADLINE;   /* nobody to acknowledge */
-		send_flush(c, TRP_OK);   /* releases it as acknowledged: CLOSED */
+		c->keepalive_at = TRP_NO_DEADLINE;
+		send_flush(c, TRP_OK);   /* releases our SHUTDOWN as acknowledged */
+		if (c->state != TRP_STATE_CLOSED) {
+			c->state = TRP_STATE_CLOSED;
+			raise_event(c, TRP_EV_CLOSED, TRP_OK, NULL, 0);
+		}
 		return;
 	}
 	conn_fail(c, TRP_ERR_RESET);
@@ -673,7 +680,7 @@ const char *trp_strerror(int status)
 	case TRP_ERR_REJECTED:
 		return "connection rejected by the peer";
 	case TRP_ERR_RESET:
-		return "connection reset: the peer's end of it no longer exists";
+		return "connection reset: the peer's end of it no longer exists, or gave it up";
 	case TRP_ERR_NOT_READY:
 		return "receiver not ready: the peer refused a packet (no receive posted) through "
 		       "every retry";

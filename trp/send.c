@@ -614,8 +614,13 @@ void send_on_not_ready(struct trp_conn *c, uint32_t psn, uint64_t delay_ns, uint
 	c->stats.not_ready_rcvd++;
 	c->rnr_taken_in_row = psn == c->rnr_taken_psn ? c->rnr_taken_in_row + 1 : 1;
 	c->rnr_taken_psn = psn;
-	if (c->cfg.rnr_retries != TRP_RNR_RETRY_FOREVER &&
-	    c->rnr_taken_in_row > c->cfg.rnr_retries) {
+	/* A closing end gives up too: its SHUTDOWN comes after packets the
+	 * peer takes only if its application posts receives, and one that
+	 * waits for the close (rdma_cm's peers, which wait for DISCONNECTED)
+	 * posts none: the two would wait for each other for ever.  So does
+	 * rdma_disconnect elsewhere, flushing what is outstanding. */
+	if (c->local_shutdown || (c->cfg.rnr_retries != TRP_RNR_RETRY_FOREVER &&
+				  c->rnr_taken_in_row > c->cfg.rnr_retries)) {
 		/* The peer's end lives on: tell it that ours gives up. */
 		send_reset(c);
 		conn_fail(c, TRP_ERR_NOT_READY);

@@ -144,6 +144,8 @@ static int64_t link_xmit(void *ctx, const void *hdr, size_t hdr_len, const void 
 	struct test_direction *d = ctx;
 	if (hdr_len > RDMAP_ULP_HDR_MAX)
 		abort();
+	if (d->closed)
+		return -EPIPE;
 	if (d->n_inflight == d->window)
 		return -EAGAIN;
 	struct test_packet *p = inflight_push(d);

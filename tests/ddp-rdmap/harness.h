@@ -66,6 +66,7 @@ struct test_direction {
 	struct test_packet *inflight;
 	size_t n_inflight, cap_inflight;
 	size_t window;          /* xmit says -EAGAIN beyond this many in flight */
+	bool closed;            /* xmit says -EPIPE: the sender's transport shuts down */
 	uint32_t first_psn;
 	uint32_t next_psn;      /* sender's next PSN */
 	bool *delivered;        /* by psn - first_psn */

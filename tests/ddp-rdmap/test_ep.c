@@ -788,6 +788,43 @@ static void test_rnr_exceeded_fails_the_send(void **state)
 	fixture_fini(&f);
 }
 
+/* Send WRs posted when the transport has shut down for sending (-EPIPE:
+ * rdma_disconnect came before they were handed over) wait, and the
+ * endpoint still takes what arrives: the peer's Send lands.  The close
+ * (rdmap_ep_fail) then flushes them. */
+static void test_sends_wait_after_transport_shutdown(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, NULL);
+	struct test_mr *src = random_mr(&f, 300, 0);
+	struct test_mr *dst = random_mr(&f, 300, RDMAP_ACCESS_LOCAL_WRITE);
+	struct rdmap_sge s = { test_mr_va(src, 0), 300, src->stag };
+	f.link.dir[0].closed = true;
+	for (uint64_t i = 0; i < 3; i++) {
+		struct rdmap_send_wr wr = { .wr_id = 20 + i, .opcode = RDMAP_WR_SEND, .sg_list = &s,
+					    .num_sge = 1, .flags = RDMAP_SEND_SIGNALED };
+		post_send(f.a, &wr);
+	}
+	test_link_run(&f.link);
+	assert_int_equal(rdmap_ep_state(f.a), RDMAP_EP_RTS);
+	assert_int_equal(f.wa->count, 0);
+	struct rdmap_sge rs = { test_mr_va(dst, 0), 300, dst->stag };
+	post_recv(f.a, 7, &rs, 1);
+	struct rdmap_send_wr back = { .wr_id = 9, .opcode = RDMAP_WR_SEND, .sg_list = &s,
+				      .num_sge = 1, .flags = RDMAP_SEND_SIGNALED };
+	post_send(f.b, &back);
+	test_link_run(&f.link);
+	assert_int_equal(f.wa->count, 1);
+	assert_wc(&f.wa->wc[0], 7, RDMAP_WC_RECV, RDMAP_WC_SUCCESS, 300);
+	assert_memory_equal(dst->buf, src->buf, 300);
+	rdmap_ep_fail(f.a, RDMAP_FAIL_PEER_DEAD);
+	assert_int_equal(f.wa->count, 4);
+	for (unsigned i = 1; i < 4; i++)
+		assert_wc(&f.wa->wc[i], 20 + i - 1, RDMAP_WC_SEND, RDMAP_WC_WR_FLUSH_ERR, 0);
+	fixture_fini(&f);
+}
+
 static void test_send_too_long_for_receive(void **state)
 {
 	(void)state;
@@ -992,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_sends_wait_for_their_receives),
 		cmocka_unit_test(test_send_waits_for_srq_receive),
 		cmocka_unit_test(test_rnr_exceeded_fails_the_send),
+		cmocka_unit_test(test_sends_wait_after_transport_shutdown),
 		cmocka_unit_test(test_send_too_long_for_receive),
 		cmocka_unit_test(test_local_protection_error),
 		cmocka_unit_test(test_transport_failure_flushes_once),

@@ -2,7 +2,8 @@
  * ULP refuses for now (trp_not_ready) is answered with a NOT_READY, the
  * sender waits the delay it asks for and sends again, up to its retry
  * bound, without taking anything for lost: everything still arrives
- * exactly once, and nothing times out. */
+ * exactly once, and nothing times out; a close meanwhile gives the rest
+ * up. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -190,6 +191,64 @@ static void test_lossy_link(void **state)
 	pair_fini(&p);
 }
 
+static bool b_closed_a_failed(void *arg)
+{
+	struct pair *p = arg;
+
+	return peer_has_event(&p->peer[1], TRP_EV_CLOSED, NULL) &&
+	       peer_has_event(&p->peer[0], TRP_EV_FAILED, NULL);
+}
+
+/* With no retry bound, the sender (A) or the receiver (B) closes
+ * (trp_shutdown) while A's packets still wait for B's receives: A's
+ * SHUTDOWN would come after them, and B, which waits for the close,
+ * posts none, so the two would wait for each other for ever.  A gives up
+ * at the next NOT_READY (A's close comes there when B's SHUTDOWN reaches
+ * it), and its RESET completes B's close: all B sent arrived. */
+static void closing_gives_up(enum simlink_side closer)
+{
+	struct simlink_config lc = link_from_spec("delay_us=20,seed=26");
+	struct trp_config cfg = rnr_config(TRP_RNR_RETRY_FOREVER, 100 * US);
+	struct pair p;
+	int status;
+
+	pair_init(&p, &lc, &cfg);
+	pair_establish(&p, 5, 6);
+	p.peer[1].not_ready_from = 3;
+	p.peer[1].not_ready_until_ns = UINT64_MAX;
+	pair_stream(&p, SIMLINK_A, 40, 100);
+	simlink_run(p.link, simlink_now(p.link) + 2 * MS, NULL, NULL);
+	assert_int_equal(p.peer[1].n_delivered, 3);
+	assert_int_equal(trp_shutdown(p.peer[closer].conn), 0);
+	const uint64_t closed_at = simlink_now(p.link);
+	assert_true(pair_run(&p, 10 * SEC, b_closed_a_failed, &p));
+	/* The next NOT_READY's wait and a round trip, far below the
+	 * keepalives' bound of a second. */
+	assert_true(simlink_now(p.link) - closed_at < 1 * MS);
+	assert_true(peer_has_event(&p.peer[1], TRP_EV_CLOSED, &status));
+	assert_int_equal(status, TRP_OK);
+	assert_int_equal(trp_conn_state(p.peer[1].conn), TRP_STATE_CLOSED);
+	assert_true(peer_has_event(&p.peer[0], TRP_EV_FAILED, &status));
+	assert_int_equal(status, TRP_ERR_NOT_READY);
+	assert_int_equal(p.peer[0].n_acked_ok, 3);
+	assert_int_equal(p.peer[0].n_acked_ok + p.peer[0].n_acked_err, p.peer[0].n_sent);
+	assert_int_equal(trp_next_deadline(p.peer[0].conn), UINT64_MAX);
+	assert_int_equal(trp_next_deadline(p.peer[1].conn), UINT64_MAX);
+	pair_fini(&p);
+}
+
+static void test_sender_closing_gives_up(void **state)
+{
+	(void)state;
+	closing_gives_up(SIMLINK_A);
+}
+
+static void test_receiver_closing_gives_up(void **state)
+{
+	(void)state;
+	closing_gives_up(SIMLINK_B);
+}
+
 /* trp_set_rnr changes the bound of a connection already open. */
 static void test_set_rnr_changes_the_bound(void **state)
 {
@@ -218,6 +277,8 @@ int main(void)
 		cmocka_unit_test(test_retry_bound_fails_both_ends),
 		cmocka_unit_test(test_no_retry_bound_waits),
 		cmocka_unit_test(test_lossy_link),
+		cmocka_unit_test(test_sender_closing_gives_up),
+		cmocka_unit_test(test_receiver_closing_gives_up),
 		cmocka_unit_test(test_set_rnr_changes_the_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * resolves the server with ARP, sends datagrams of several sizes up to the
  * MTU one at a time, checks every byte of every echo, and reports the RTT.
  *
- *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]
+ *   usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k] [-c CLIENTS]
  *   usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] [-s SIZES] [-t SECONDS] [-r]
  *                            [-w WINDOW] [-b] [-m] [-g MS]
  *
@@ -31,17 +31,24 @@
  * must come back in mux frames too (more datagrams delivered than frames
  * received), each to the endpoint that sent it.
  *
- * -g MS: after the server's goodbye echo (the server then exits, unless -k),
- * the client keeps polling its engine for MS milliseconds, across the
- * server's exit, and fails if its memif link went down meanwhile: memif
- * handles a peer's disconnect by unmapping the shared rings, unlocked
- * against a burst in progress, so the engine holds that handling off while
- * it lives (libusiw/memif_link.c).  The link staying up is the sign that the
- * rings did too; polling through the unmap is what used to crash.
+ * -g MS: after the server's goodbye echo (the server then exits, and a new
+ * server process takes its place), the client keeps polling its engine
+ * across the server's exit until its link is down, at most MS milliseconds,
+ * and then until it is up again with the new server, at most MS more, and
+ * runs its ping-pongs again with that one; it fails if the link never went
+ * down or never came back.  memif handles a peer's disconnect by unmapping
+ * the shared rings, unlocked against a burst in progress: polling through
+ * the unmap is what used to crash, and the engine pauses the port for it
+ * and connects again (libusiw/memif_link.c).
  *
  * -k: the server keeps serving after the client's goodbye until SIGTERM or
  * SIGINT (a signal before the goodbye ends it at the goodbye), so that its
  * counters can be read however fast the client was.
+ *
+ * -c CLIENTS: the server serves until the goodbye of the CLIENTS-th client
+ * (one after the other, each a process of its own: a memif server's link
+ * goes down with each and comes up with the next); the last must have
+ * found its link down (link_downs) CLIENTS - 1 times.
  *
  * The engine reads its configuration from USIW_CONFIG. */
 #define _GNU_SOURCE
@@ -82,7 +89,7 @@ struct state {
 	uint16_t src_port;
 	atomic_bool got;
 	_Atomic uint64_t echoed;
-	atomic_bool bye;
+	atomic_uint byes;
 	/* -w: echoes of the stream, checked as they come (client_rx) */
 	uint8_t *stream_seen;         /* by seq - STREAM_SEQ0 */
 	uint32_t stream_count;
@@ -150,7 +157,7 @@ static void server_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void 
 	else
 		s->echoed++;
 	if (p.seq == BYE_SEQ)
-		s->bye = true;
+		s->byes++;
 }
 
 static bool stream_echo_ok(struct state *s, const uint8_t *data, size_t len)
@@ -225,7 +232,8 @@ static struct state *serve_port(struct usiw_engine *e, uint16_t port, bool bundl
 	return s;
 }
 
-static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool keep_serving)
+static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool keep_serving,
+		      unsigned clients)
 {
 	struct state *s = serve_port(e, port, false);
 	struct state *mux[2] = { serve_port(e, (uint16_t)(port + 1), true),
@@ -246,15 +254,22 @@ static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool 
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
 	}
-	while (!(s->bye && (!keep_serving || stop_requested)) && now_ns() < deadline)
+	while (!(s->byes >= clients && (!keep_serving || stop_requested)) && now_ns() < deadline)
 		usiw_engine_progress(e);
 	/* Let the echo of the goodbye leave. */
 	usiw_engine_progress(e);
-	printf("server: echoed %lu datagrams (%lu on the bundling ports)%s\n",
+	const bool all_came = s->byes >= clients;
+	printf("server: echoed %lu datagrams (%lu on the bundling ports) to %u client(s)%s\n",
 	       (unsigned long)(s->echoed + mux[0]->echoed + mux[1]->echoed),
-	       (unsigned long)(mux[0]->echoed + mux[1]->echoed), s->bye ? "" : " (timed out)");
+	       (unsigned long)(mux[0]->echoed + mux[1]->echoed), s->byes,
+	       all_came ? "" : " (timed out)");
 	print_stats("server", e);
-	ok = s->bye;
+	struct usiw_engine_stats st;
+	usiw_engine_stats(e, &st);
+	ok = all_came && st.link_downs >= clients - 1;
+	if (all_came && !ok)
+		fprintf(stderr, "server: the link went down %lu times for %u clients one after "
+			"the other\n", (unsigned long)st.link_downs, clients);
 out:
 	for (unsigned k = 0; k < 2; k++)
 		if (mux[k]) {
@@ -417,22 +432,43 @@ static void bundle_rx(void *ctx, uint32_t src_ip, uint16_t src_port, const void 
 	}
 }
 
-/* -g: see the top of the file.  Returns 0 if the link stayed up. */
-static int poll_past_peer_exit(struct usiw_engine *e, unsigned ms)
+/* Polls until the link is up (or down), at most ms; returns the polls
+ * made, or -1 if the link never got there. */
+static long poll_until_link(struct usiw_engine *e, bool up, unsigned ms)
 {
 	const int64_t end = now_ns() + (int64_t)ms * 1000000;
-	unsigned long polls = 0;
-	while (now_ns() < end) {
+	long polls = 0;
+
+	while (usiw_engine_port_attr(e)->link_up != up) {
+		if (now_ns() >= end)
+			return -1;
 		usiw_engine_progress(e);
 		polls++;
 	}
-	bool up = usiw_engine_port_attr(e)->link_up;
-	printf("client: %lu polls in the %u ms after the server's goodbye, link %s\n", polls, ms,
-	       up ? "still up" : "down");
-	if (!up)
-		fprintf(stderr, "client: the link went down when the server exited: memif "
-			"handled the disconnect (and unmapped its rings) while the engine polled\n");
-	return up ? 0 : -1;
+	return polls;
+}
+
+/* -g: see the top of the file.  Returns 0 if the link went down with the
+ * server and came up again with the next. */
+static int poll_past_peer_restart(struct usiw_engine *e, unsigned ms)
+{
+	int64_t t0 = now_ns();
+	long polls = poll_until_link(e, false, ms);
+	if (polls < 0) {
+		fprintf(stderr, "client: the link stayed up for %u ms after the server's goodbye\n",
+			ms);
+		return -1;
+	}
+	printf("client: link down %.1f ms after the server's goodbye (%ld polls)\n",
+	       (now_ns() - t0) / 1e6, polls);
+	t0 = now_ns();
+	polls = poll_until_link(e, true, ms);
+	if (polls < 0) {
+		fprintf(stderr, "client: the link did not come up again within %u ms\n", ms);
+		return -1;
+	}
+	printf("client: link up again %.1f ms later (%ld polls)\n", (now_ns() - t0) / 1e6, polls);
+	return 0;
 }
 
 /* -b, -m: see the top of the file; endpoints 1 is -b, more is -m.
@@ -509,6 +545,39 @@ static int bundle_burst(struct usiw_engine *e, uint32_t dst, uint16_t port, unsi
 	return 0;
 }
 
+/* WARMUP round trips, then count of each size, each echo checked and the
+ * RTTs printed.  Returns 0 or 1 (an echo missing or wrong). */
+static int pingpongs(struct usiw_engine *e, struct state *s, uint32_t dst, uint16_t port,
+		     uint32_t *seq, unsigned count, const size_t *sizes, unsigned nsizes,
+		     unsigned *resends)
+{
+	int64_t *rtts = calloc(count, sizeof(*rtts));
+	int status = 0;
+
+	/* Warm caches and both sides' spin loops before measuring. */
+	for (unsigned i = 0; i < WARMUP && status == 0; i++)
+		if (ping(e, s, dst, port, (*seq)++, sizes[0], false, &rtts[0]) < 0)
+			status = 1;
+	for (unsigned k = 0; k < nsizes && status == 0; k++) {
+		for (unsigned i = 0; i < count; i++) {
+			int r = ping(e, s, dst, port, (*seq)++, sizes[k], false, &rtts[i]);
+			if (r < 0) {
+				status = 1;
+				break;
+			}
+			*resends += (unsigned)r;
+		}
+		if (status)
+			break;
+		qsort(rtts, count, sizeof(*rtts), cmp_i64);
+		printf("client: %5zu B x %u: RTT min %.2f us, median %.2f us, p99 %.2f us\n",
+		       sizes[k], count, rtts[0] / 1e3, rtts[count / 2] / 1e3,
+		       rtts[(count * 99) / 100] / 1e3);
+	}
+	free(rtts);
+	return status;
+}
+
 static int run_client(struct usiw_engine *e, const char *server, uint16_t port, unsigned count,
 		      size_t *sizes, unsigned nsizes, bool reference, unsigned window, bool bundle,
 		      bool mux, unsigned gone_ms)
@@ -544,30 +613,8 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 	printf("client: ARP resolved %s in %.1f us; local port %u\n", server,
 	       (now_ns() - t0) / 1e3, usiw_udp_port(s->ep));
 
-	int64_t *rtts = calloc(count, sizeof(*rtts));
 	unsigned resends = 0;
-	int status = 0;
-	/* Warm caches and both sides' spin loops before measuring. */
-	for (unsigned i = 0; i < WARMUP && status == 0; i++)
-		if (ping(e, s, dst.s_addr, port, seq++, sizes[0], false, &rtts[0]) < 0)
-			status = 1;
-	for (unsigned k = 0; k < nsizes && status == 0; k++) {
-		for (unsigned i = 0; i < count; i++) {
-			int r = ping(e, s, dst.s_addr, port, seq++, sizes[k], false, &rtts[i]);
-			if (r < 0) {
-				status = 1;
-				break;
-			}
-			resends += (unsigned)r;
-		}
-		if (status)
-			break;
-		qsort(rtts, count, sizeof(*rtts), cmp_i64);
-		printf("client: %5zu B x %u: RTT min %.2f us, median %.2f us, p99 %.2f us\n",
-		       sizes[k], count, rtts[0] / 1e3, rtts[count / 2] / 1e3,
-		       rtts[(count * 99) / 100] / 1e3);
-	}
-	free(rtts);
+	int status = pingpongs(e, s, dst.s_addr, port, &seq, count, sizes, nsizes, &resends);
 	if (window && status == 0 &&
 	    stream(e, s, dst.s_addr, port, count, sizes[nsizes - 1], window) < 0) {
 		fprintf(stderr, "client: stream: datagrams lost\n");
@@ -580,8 +627,14 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 	int64_t bye_rtt;
 	if (ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
 		status = 1;
-	else if (gone_ms && poll_past_peer_exit(e, gone_ms) < 0)
-		status = 1;
+	if (gone_ms && status == 0) {
+		if (poll_past_peer_restart(e, gone_ms) < 0 ||
+		    pingpongs(e, s, dst.s_addr, port, &seq, count, sizes, nsizes, &resends) ||
+		    ping(e, s, dst.s_addr, port, BYE_SEQ, sizeof(struct ping), false, &bye_rtt) < 0)
+			status = 1;
+		else
+			printf("client: the server's next process echoed everything too\n");
+	}
 	printf("client: %s, %u resends\n", status ? "FAILED" : "all echoes correct", resends);
 	print_stats("client", e);
 	usiw_udp_close(s->ep);
@@ -591,7 +644,7 @@ static int run_client(struct usiw_engine *e, const char *server, uint16_t port, 
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k]\n"
+	fprintf(stderr, "usage: usiw-udp-pingpong server [-p PORT] [-t SECONDS] [-k] [-c CLIENTS]\n"
 		"       usiw-udp-pingpong client SERVER_IPV4 [-p PORT] [-n COUNT] "
 		"[-s SIZE,SIZE,...|max] [-t SECONDS] [-r] [-w WINDOW] [-b] [-m] [-g MS]\n");
 }
@@ -599,7 +652,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	uint16_t port = DEFAULT_PORT;
-	unsigned count = 1000, window = 0, gone_ms = 0;
+	unsigned count = 1000, window = 0, gone_ms = 0, clients = 1;
 	int timeout_s = 30;
 	const char *sizes_arg = "8,64,512,1024,max";
 	bool reference = false, keep_serving = false, bundle = false, mux = false;
@@ -611,7 +664,7 @@ int main(int argc, char **argv)
 	}
 	const bool server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:bmg:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:t:rkw:bmg:c:")) != -1) {
 		switch (opt) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'n': count = (unsigned)atoi(optarg); break;
@@ -623,10 +676,12 @@ int main(int argc, char **argv)
 		case 'b': bundle = true; break;
 		case 'm': mux = true; break;
 		case 'g': gone_ms = (unsigned)atoi(optarg); break;
+		case 'c': clients = (unsigned)atoi(optarg); break;
 		default: usage(); return 2;
 		}
 	}
-	if ((!server && optind != argc - 1) || (server && optind != argc) || count == 0) {
+	if ((!server && optind != argc - 1) || (server && optind != argc) || count == 0 ||
+	    clients == 0) {
 		usage();
 		return 2;
 	}
@@ -643,7 +698,7 @@ int main(int argc, char **argv)
 	       a->link_up ? "up" : "down");
 
 	if (server) {
-		rc = run_server(e, port, timeout_s, keep_serving);
+		rc = run_server(e, port, timeout_s, keep_serving, clients);
 	} else {
 		size_t sizes[MAX_SIZES];
 		unsigned n = 0;
