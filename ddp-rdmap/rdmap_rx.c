@@ -84,11 +84,10 @@ static void receive_error(struct rdmap_ep *ep, struct recv_wqe *w, enum rdmap_wc
 	ep_terminate(ep, code, seg, len);
 }
 
-/* Send family, Immediate Data, RDMA-Write-with-Immediate trailer: QN 0,
- * into the message's receive w. */
-static void place_untagged(struct rdmap_ep *ep, struct recv_wqe *w, uint32_t psn,
-			   const struct ddp_hdr *h, const uint8_t *seg, size_t len,
-			   const uint8_t *payload, uint32_t plen)
+/* A segment of a message on QN 0 into its receive w. */
+static void place_in_receive(struct rdmap_ep *ep, struct recv_wqe *w, uint32_t psn,
+			     const struct ddp_hdr *h, const uint8_t *seg, size_t len,
+			     const uint8_t *payload, uint32_t plen)
 {
 	if (w->seen && w->opcode != h->opcode) {
 		receive_error(ep, w, RDMAP_WC_LOC_QP_OP_ERR,
@@ -141,6 +140,20 @@ static void place_untagged(struct rdmap_ep *ep, struct recv_wqe *w, uint32_t psn
 	if (w->last_seen && w->placed > w->msg_len)
 		receive_error(ep, w, RDMAP_WC_LOC_QP_OP_ERR, term_code_untagged(TERM_DDP_U_INVALID_MO),
 			      seg, len);
+}
+
+/* Send family, Immediate Data, RDMA-Write-with-Immediate trailer: QN 0.
+ * False if the message's receive is not posted yet. */
+static bool place_untagged(struct rdmap_ep *ep, uint32_t psn, const struct ddp_hdr *h,
+			   const uint8_t *seg, size_t len, const uint8_t *payload, uint32_t plen)
+{
+	struct recv_wqe *w;
+
+	if (!receive_for_msn(ep, h->msn, seg, len, &w))
+		return false;
+	if (w)
+		place_in_receive(ep, w, psn, h, seg, len, payload, plen);
+	return true;
 }
 
 static void place_write(struct rdmap_ep *ep, const struct ddp_hdr *h, const uint8_t *seg,
@@ -277,9 +290,6 @@ static int input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg, 
 	}
 	const uint8_t *payload = seg + off;
 	uint32_t plen = (uint32_t)(len - (size_t)off);
-	struct recv_wqe *w = NULL;
-	if (!h.tagged && h.qn == DDP_QN_SEND && !receive_for_msn(ep, h.msn, seg, len, &w))
-		return -EAGAIN;
 	ep->counters.rx[h.opcode].bytes += plen;
 	if (h.last)
 		ep->counters.rx[h.opcode].msgs++;
@@ -304,8 +314,13 @@ static int input_segment(struct rdmap_ep *ep, uint32_t psn, const uint8_t *seg, 
 		terminate_received(ep, payload, plen);
 		break;
 	default:  /* Send family, Immediate Data, Write-with-Immediate trailer */
-		if (w)
-			place_untagged(ep, w, psn, &h, seg, len, payload, plen);
+		if (!place_untagged(ep, psn, &h, seg, len, payload, plen)) {
+			/* It comes again: not counted now (rare enough to be
+			 * taken back rather than looked for before counting). */
+			ep->counters.rx[h.opcode].bytes -= plen;
+			ep->counters.rx[h.opcode].msgs -= h.last;
+			return -EAGAIN;
+		}
 		break;
 	}
 	return 0;

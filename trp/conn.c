@@ -522,7 +522,7 @@ void trp_input(struct trp_conn *c, const void *datagram, size_t len)
 		len -= span;
 	} while (len);
 	/* A NOT_READY carries the ACK state too. */
-	if (c->not_ready && c->state != TRP_STATE_FAILED)
+	if ((c->not_ready & NOT_READY_DUE) && c->state != TRP_STATE_FAILED)
 		send_not_ready(c);
 	if (c->ack_now && c->state != TRP_STATE_FAILED)
 		send_ack_only(c, TRP_OP_ACK);

@@ -9,6 +9,13 @@
 
 #define TRP_NO_DEADLINE UINT64_MAX
 
+/* A refusal as not ready, from the ULP to recv_packet, and what it makes
+ * due after the datagram. */
+enum trp_not_ready_flags {
+	NOT_READY_ASKED = 1 << 0,   /* trp_not_ready during this deliver() */
+	NOT_READY_DUE = 1 << 1,     /* a NOT_READY goes after this datagram */
+};
+
 /* What send_deadline is for. */
 enum trp_send_timer {
 	SEND_TIMER_RTO,         /* the retransmission timeout (or none set) */
@@ -101,8 +108,7 @@ struct trp_conn {
 	uint32_t ack_pending;    /* new in-order packets not yet acknowledged */
 	bool ack_now;
 	bool ack_deferred;       /* trp_defer_ack during this deliver() */
-	bool not_ready;          /* trp_not_ready during this deliver(), then: a
-	                          * NOT_READY goes after this datagram (recv.c) */
+	uint8_t not_ready;       /* enum trp_not_ready_flags (recv.c) */
 	bool peer_shutdown_seen; /* the peer's SHUTDOWN PSN is known */
 	uint64_t ack_deadline;
 	/* Liveness: any packet in puts the next probe off. */

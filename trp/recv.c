@@ -35,7 +35,7 @@ void recv_init(struct trp_conn *c, uint32_t rcv_next)
 	c->ack_deadline = TRP_NO_DEADLINE;
 	c->ack_now = false;
 	c->ack_deferred = false;
-	c->not_ready = false;
+	c->not_ready = 0;
 	c->rnr_answered_valid = false;
 }
 
@@ -89,7 +89,7 @@ void trp_defer_ack(struct trp_conn *c)
 
 void trp_not_ready(struct trp_conn *c)
 {
-	c->not_ready = true;
+	c->not_ready |= NOT_READY_ASKED;
 }
 
 /* A packet refused as not ready gets a NOT_READY, unless our last one
@@ -169,17 +169,16 @@ void recv_packet(struct trp_conn *c, const struct trp_header *h, const uint8_t *
 		c->peer_shutdown_psn = h->psn;
 		c->ack_now = true;
 	} else {
-		/* An earlier packet of the datagram may have made a NOT_READY
-		 * due; this one's deliver() says whether it refuses for now. */
-		const bool not_ready_due = c->not_ready;
 		c->ack_deferred = false;
-		c->not_ready = false;
 		if (!c->ops.deliver(c->ctx, h->psn, payload, h->length)) {
 			c->stats.refused++;
-			c->not_ready = not_ready_due || (c->not_ready && answer_not_ready(c, h->psn));
+			if (c->not_ready & NOT_READY_ASKED) {
+				c->not_ready &= (uint8_t)~NOT_READY_ASKED;
+				if (answer_not_ready(c, h->psn))
+					c->not_ready |= NOT_READY_DUE;
+			}
 			return;
 		}
-		c->not_ready = not_ready_due;
 		bit_set(c, h->psn);
 		c->stats.data_delivered++;
 	}

@@ -138,16 +138,15 @@ static bool tail_probe_allowed(const struct trp_conn *c)
  * hold keeps its own deadline: both are set again when it ends. */
 static void arm_send_deadline(struct trp_conn *c, uint64_t now)
 {
-	const uint64_t rto = rtt_timeout(&c->rtt);
-	const uint64_t probe = tail_probe_timeout(c);
-
 	if (c->send_timer == SEND_TIMER_RNR_HOLD)
 		return;
-	c->send_timer = SEND_TIMER_RTO;
 	if (!send_outstanding(c)) {
+		c->send_timer = SEND_TIMER_RTO;
 		c->send_deadline = TRP_NO_DEADLINE;
 		return;
 	}
+	const uint64_t rto = rtt_timeout(&c->rtt);
+	const uint64_t probe = tail_probe_timeout(c);
 	const bool probe_first = tail_probe_allowed(c) && probe < rto;
 	c->send_timer = probe_first ? SEND_TIMER_TAIL_PROBE : SEND_TIMER_RTO;
 	c->send_deadline = now + (probe_first ? probe : rto);
@@ -291,7 +290,7 @@ void send_not_ready(struct trp_conn *c)
 	uint8_t buf[TRP_HDR_LEN + TRP_NOT_READY_LEN];
 	uint64_t us = c->cfg.rnr_delay_ns / 1000;
 
-	c->not_ready = false;
+	c->not_ready &= (uint8_t)~NOT_READY_DUE;
 	put_be32(buf + TRP_HDR_LEN, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us);
 	if (xmit_packet(c, buf, TRP_OP_NOT_READY, c->rnr_answered_psn, TRP_NOT_READY_LEN, NULL, 0,
 	                crc32c_update(CRC32C_INIT, buf + TRP_HDR_LEN, TRP_NOT_READY_LEN), NULL))
@@ -518,7 +517,7 @@ bool send_process_ack(struct trp_conn *c, const struct trp_header *h, uint64_t n
  * although the peer had everything else. */
 void send_retransmit_lost(struct trp_conn *c)
 {
-	if (c->send_timer == SEND_TIMER_RNR_HOLD)
+	if (!c->n_lost || c->send_timer == SEND_TIMER_RNR_HOLD)
 		return;
 	for (uint32_t psn = c->snd_una; c->n_lost && psn_before(psn, c->snd_nxt); psn++) {
 		struct trp_slot *s = slot_of(c, psn);
