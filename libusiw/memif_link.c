@@ -137,24 +137,21 @@ static unsigned memif_sockets(const struct usiw_memif_args *a, struct pollfd *fd
 /* From the interrupt thread, with the port running: the pause begins at
  * the next burst (usiw_port_running), or here if nobody holds the engine's
  * lock, under which every burst runs; either way no burst is under way
- * when this returns true.  False if the engine released the link
- * meanwhile (it may hold its lock while it waits for us). */
-static bool pause_port(struct usiw_memif_link *l)
+ * when this returns, unless the engine released the link meanwhile (it
+ * may hold its lock while it waits for us; it polls no more). */
+static void pause_port(struct usiw_memif_link *l)
 {
 	uint8_t running = USIW_PORT_RUNNING;
 
 	atomic_compare_exchange_strong(&l->port->pause, &running, USIW_PORT_PAUSE_ASKED);
-	while (atomic_load(&l->port->pause) != USIW_PORT_PAUSED) {
+	while (atomic_load(&l->port->pause) != USIW_PORT_PAUSED && !atomic_load(&l->released)) {
 		if (usiw_rlock_trylock(l->lock)) {
 			atomic_store(&l->port->pause, USIW_PORT_PAUSED);
 			usiw_rlock_unlock(l->lock);
-			break;
+			return;
 		}
-		if (atomic_load(&l->released))
-			return false;
 		sched_yield();
 	}
-	return true;
 }
 
 /* EAL's interrupt thread, once the link is up, with the port paused: see
