@@ -5,9 +5,9 @@
 
 /* Opcodes that a live end would answer, so that their sender waits for an
  * answer: a closed port tells it at once that none will come.  Never an
- * ACK or a NOT_READY, which need no answer, nor a RESET: answering one could
- * make two closed ports answer each other forever.  (A REJECT is answered, but only
- * with a RESET, which ends it.) */
+ * ACK or a NOT_READY, which need no answer, nor a RESET: answering one
+ * could make two closed ports answer each other forever.  (A REJECT is
+ * answered, but only with a RESET, which ends it.) */
 static bool answered_with_reset(unsigned opcode)
 {
 	switch (opcode) {

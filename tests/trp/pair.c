@@ -289,6 +289,15 @@ void pair_init(struct pair *p, const struct simlink_config *link_cfg, const stru
 	}
 }
 
+struct simlink_config pair_link(const char *spec)
+{
+	struct simlink_config cfg;
+
+	simlink_config_default(&cfg);
+	assert_int_equal(simlink_config_parse(&cfg, spec), 0);
+	return cfg;
+}
+
 void pair_fini(struct pair *p)
 {
 	for (int s = 0; s < 2; s++) {

@@ -71,6 +71,10 @@ struct pair {
 	void *test_state;
 };
 
+/* A link configuration from a usiw-impair SPEC (docs/impair.md), which
+ * must parse. */
+struct simlink_config pair_link(const char *spec);
+
 /* Create both endpoints (cfg NULL = TRP defaults) and the link. */
 void pair_init(struct pair *p, const struct simlink_config *link_cfg, const struct trp_config *cfg);
 void pair_fini(struct pair *p);

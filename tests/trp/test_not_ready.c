@@ -15,15 +15,6 @@
 #define MS 1000000ull
 #define SEC 1000000000ull
 
-static struct simlink_config link_from_spec(const char *spec)
-{
-	struct simlink_config cfg;
-
-	simlink_config_default(&cfg);
-	assert_int_equal(simlink_config_parse(&cfg, spec), 0);
-	return cfg;
-}
-
 static struct trp_config rnr_config(uint32_t retries, uint64_t delay_ns)
 {
 	struct trp_config cfg;
@@ -69,7 +60,7 @@ static void assert_all_taken_once(const struct pair_peer *rx, const struct pair_
  * 1 ms, where resending at once would take one a round trip, 40 us). */
 static void test_sender_waits_and_sends_again(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=21");
+	struct simlink_config lc = pair_link("delay_us=20,seed=21");
 	struct trp_config cfg = rnr_config(7, 200 * US);
 	struct trp_stats st_a, st_b;
 	struct pair p;
@@ -107,7 +98,7 @@ static void test_sender_waits_and_sends_again(void **state)
  * taken, and its RESET ends the receiver's connection too, at once. */
 static void test_retry_bound_fails_both_ends(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=22");
+	struct simlink_config lc = pair_link("delay_us=20,seed=22");
 	struct trp_config cfg = rnr_config(2, 100 * US);
 	struct trp_stats st_a;
 	struct pair p;
@@ -145,7 +136,7 @@ static void test_retry_bound_fails_both_ends(void **state)
  * 400 NOT_READYs, and neither end fails. */
 static void test_no_retry_bound_waits(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=10,seed=23");
+	struct simlink_config lc = pair_link("delay_us=10,seed=23");
 	struct trp_config cfg = rnr_config(TRP_RNR_RETRY_FOREVER, 100 * US);
 	struct trp_stats st_a;
 	struct pair p;
@@ -170,7 +161,7 @@ static void test_no_retry_bound_waits(void **state)
 static void test_lossy_link(void **state)
 {
 	struct simlink_config lc =
-		link_from_spec("loss=0.05,dup=0.02,reorder=0.05,delay_us=15,seed=24");
+		pair_link("loss=0.05,dup=0.02,reorder=0.05,delay_us=15,seed=24");
 	struct trp_config cfg = rnr_config(TRP_RNR_RETRY_FOREVER, 150 * US);
 	struct trp_stats st_a;
 	struct pair p;
@@ -207,7 +198,7 @@ static bool b_closed_a_failed(void *arg)
  * it), and its RESET completes B's close: all B sent arrived. */
 static void closing_gives_up(enum simlink_side closer)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=26");
+	struct simlink_config lc = pair_link("delay_us=20,seed=26");
 	struct trp_config cfg = rnr_config(TRP_RNR_RETRY_FOREVER, 100 * US);
 	struct pair p;
 	int status;
@@ -252,7 +243,7 @@ static void test_receiver_closing_gives_up(void **state)
 /* trp_set_rnr changes the bound of a connection already open. */
 static void test_set_rnr_changes_the_bound(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=25");
+	struct simlink_config lc = pair_link("delay_us=20,seed=25");
 	struct trp_config cfg = rnr_config(0, 100 * US);
 	struct trp_stats st_a;
 	struct pair p;

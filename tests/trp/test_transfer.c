@@ -18,15 +18,6 @@
 #define MS 1000000ull
 #define SEC 1000000000ull
 
-static struct simlink_config link_from_spec(const char *spec)
-{
-	struct simlink_config cfg;
-
-	simlink_config_default(&cfg);
-	assert_int_equal(simlink_config_parse(&cfg, spec), 0);
-	return cfg;
-}
-
 /* Both directions stream n messages at once (data and ACKs piggyback), and
  * everything is delivered exactly once and acknowledged.  bundle_max: see
  * pair_bundle (0: one packet per datagram); dgrams (may be NULL) gets the
@@ -34,7 +25,7 @@ static struct simlink_config link_from_spec(const char *spec)
 static void run_bundled(const char *spec, uint32_t n, uint32_t payload_max, uint32_t bundle_max,
                         struct trp_stats st[2], uint64_t dgrams[2])
 {
-	struct simlink_config lc = link_from_spec(spec);
+	struct simlink_config lc = pair_link(spec);
 	struct pair p;
 
 	pair_init(&p, &lc, NULL);
@@ -142,7 +133,7 @@ static void test_bundled_datagrams(void **state)
 
 static void test_psn_wrap(void **state)
 {
-	struct simlink_config lc = link_from_spec("loss=0.02,reorder=0.02,delay_us=10,seed=4");
+	struct simlink_config lc = pair_link("loss=0.02,reorder=0.02,delay_us=10,seed=4");
 	struct pair p;
 
 	(void)state;
@@ -166,7 +157,7 @@ static void test_psn_wrap(void **state)
  * (and then delivered) or failed. */
 static void test_long_partition_fails_both(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,partition_ms=30000@5,seed=5");
+	struct simlink_config lc = pair_link("delay_us=20,partition_ms=30000@5,seed=5");
 	struct pair p;
 	int status;
 
@@ -202,7 +193,7 @@ static void test_long_partition_fails_both(void **state)
 /* A partition shorter than the retry bound only delays the stream. */
 static void test_short_partition_recovers(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,partition_ms=60@1,seed=6");
+	struct simlink_config lc = pair_link("delay_us=20,partition_ms=60@1,seed=6");
 	struct pair p;
 	struct trp_stats st;
 
@@ -225,7 +216,7 @@ static void test_short_partition_recovers(void **state)
  * becomes small, RTO sits at its floor. */
 static void test_rtt_converges_to_link_delay(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=200,seed=7");
+	struct simlink_config lc = pair_link("delay_us=200,seed=7");
 	struct trp_config cfg;
 	struct pair p;
 	struct trp_stats st;
@@ -265,7 +256,7 @@ static void test_rtt_near_link_under_heavy_loss(void **state)
 
 		snprintf(spec, sizeof(spec),
 		         "loss=0.2,dup=0.1,reorder=0.2,corrupt=0.05,delay_us=5,seed=%u", seed);
-		lc = link_from_spec(spec);
+		lc = pair_link(spec);
 		trp_config_default(&cfg);
 		pair_init(&p, &lc, &cfg);
 		pair_establish(&p, 1, 2);
@@ -331,7 +322,7 @@ static void test_backoff_doubles(void **state)
  * a large congestion window, loss and reordering; it never drops for window. */
 static void test_window_never_exceeded(void **state)
 {
-	struct simlink_config lc = link_from_spec("loss=0.02,reorder=0.05,delay_us=30,seed=8");
+	struct simlink_config lc = pair_link("loss=0.02,reorder=0.05,delay_us=30,seed=8");
 	struct trp_config cfg;
 	struct pair p;
 	struct trp_stats a, b;
@@ -400,7 +391,7 @@ static bool trace_cwnd(struct pair *p, enum simlink_side to, const struct trp_he
  * until it is taken, and it is acked only then. */
 static void test_refused_packet_redelivered(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=10");
+	struct simlink_config lc = pair_link("delay_us=20,seed=10");
 	struct pair p;
 	struct trp_stats st_a, st_b;
 
@@ -424,7 +415,7 @@ static void test_refused_packet_redelivered(void **state)
 /* The congestion window grows without loss and shrinks when loss appears. */
 static void test_cwnd_shrinks_on_loss(void **state)
 {
-	struct simlink_config lc = link_from_spec("loss=0.01,delay_us=50,seed=9");
+	struct simlink_config lc = pair_link("loss=0.01,delay_us=50,seed=9");
 	struct pair p;
 	struct cwnd_trace t = {0, 0, false};
 	struct trp_stats st;
@@ -452,7 +443,7 @@ static void test_cwnd_shrinks_on_loss(void **state)
  * and the window they were declared lost in is restored. */
 static void test_spurious_timeout_undone(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,stall_ms=5@1,seed=10");
+	struct simlink_config lc = pair_link("delay_us=20,stall_ms=5@1,seed=10");
 	struct pair p;
 	struct trp_stats a, b;
 
@@ -501,7 +492,7 @@ static bool drop_burst_once(struct pair *p, enum simlink_side to, const struct t
  * spurious): the stream ends within a few RTOs. */
 static void test_burst_loss_recovers(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=11");
+	struct simlink_config lc = pair_link("delay_us=20,seed=11");
 	struct burst_loss b = { .first = 1000, .count = 500 };
 	struct pair p;
 	struct trp_stats a;
@@ -558,7 +549,7 @@ static bool drop_tail_once(struct pair *p, enum simlink_side to, const struct tr
  * repair took from the first loss. */
 static uint64_t run_tail_loss(struct tail_loss *t, struct trp_stats *a, struct trp_stats *b)
 {
-	struct simlink_config lc = link_from_spec("delay_us=10,seed=14");
+	struct simlink_config lc = pair_link("delay_us=10,seed=14");
 	struct pair p;
 
 	pair_init(&p, &lc, NULL);
@@ -661,7 +652,7 @@ static bool drop_repeatedly(struct pair *p, enum simlink_side to, const struct t
  * packet `at` is lost `times` times. */
 static void run_repeated_loss(struct repeated_loss *r, struct trp_stats *a, struct trp_stats *b)
 {
-	struct simlink_config lc = link_from_spec("delay_us=10,seed=15");
+	struct simlink_config lc = pair_link("delay_us=10,seed=15");
 	struct pair p;
 
 	pair_init(&p, &lc, NULL);
@@ -718,7 +709,7 @@ static void test_lost_retransmission_resent(void **state)
  * refuses as well). */
 static void test_busy_host_resends_at_once(void **state)
 {
-	struct simlink_config lc = link_from_spec("delay_us=20,seed=13");
+	struct simlink_config lc = pair_link("delay_us=20,seed=13");
 	struct pair p;
 	struct trp_stats a, b;
 
@@ -748,7 +739,7 @@ static void test_busy_host_resends_at_once(void **state)
  * packets in *acks. */
 static uint64_t stream_acked_at(uint32_t n, uint32_t defer_ack_every, uint64_t *acks)
 {
-	struct simlink_config lc = link_from_spec("delay_us=10,seed=5");
+	struct simlink_config lc = pair_link("delay_us=10,seed=5");
 	struct pair p;
 	struct trp_stats st;
 
@@ -799,7 +790,7 @@ static void test_simlink_spec_and_determinism(void **state)
 	struct trp_stats first[2], second[2];
 
 	(void)state;
-	c = link_from_spec("loss=0.01,dup=0.005,reorder=0.01,delay_us=50,corrupt=0.001,seed=9,"
+	c = pair_link("loss=0.01,dup=0.005,reorder=0.01,delay_us=50,corrupt=0.001,seed=9,"
 	                   "partition_ms=200@1500,jitter_us=3,rate_mbps=1000");
 	for (int d = 0; d < 2; d++) {
 		assert_true(c.dir[d].loss == 0.01 && c.dir[d].dup == 0.005);

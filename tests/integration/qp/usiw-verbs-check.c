@@ -696,20 +696,31 @@ static void bad_rkey(struct client *c)
 }
 
 /* Two QPs of this process connected to each other (the engine loops the
- * datagrams back): one Send, then receives outstanding on the second QP when
- * it is moved to ERR: each completes with a flush. */
+ * datagrams back); a's Sends go again a_rnr_retry times to b when b has no
+ * receive posted, b_recv (if not NULL) is b's first receive, posted before
+ * the connection. */
+static void loopback_pair(struct client *c, struct end *a, struct end *b, uint8_t a_rnr_retry,
+			  void *b_recv)
+{
+	struct peer_info ia, ib;
+
+	make_qp(a, c->e.ctx, c->e.pd);
+	make_qp(b, c->e.ctx, c->e.pd);
+	get_info(a, &ia);
+	get_info(b, &ib);
+	if (b_recv)
+		post_recv(b->qp, 1, b_recv, 4096, c->dst_mr->lkey);
+	connect_qp(a, &ib, a_rnr_retry);
+	connect_qp(b, &ia, 7);
+}
+
+/* One Send between a loopback pair, then receives outstanding on the
+ * second QP when it is moved to ERR: each completes with a flush. */
 static void modify_to_error(struct client *c)
 {
 	struct end a, b;
-	struct peer_info ia, ib;
 
-	make_qp(&a, c->e.ctx, c->e.pd);
-	make_qp(&b, c->e.ctx, c->e.pd);
-	get_info(&a, &ia);
-	get_info(&b, &ib);
-	post_recv(b.qp, 1, c->dst, 4096, c->dst_mr->lkey);
-	connect_qp(&a, &ib, 7);
-	connect_qp(&b, &ia, 7);
+	loopback_pair(c, &a, &b, 7, c->dst);
 	fill(c->src, 100, 31);
 	struct ibv_sge sge = { (uintptr_t)c->src, 100, c->src_mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
@@ -743,8 +754,8 @@ static void modify_to_error(struct client *c)
 	destroy_end(&b);
 }
 
-/* Two QPs of this process connected to each other, a Send's receive not
- * posted yet: Sends of several segments wait for their receives (the
+/* A loopback pair, a Send's receive not posted yet: Sends of several
+ * segments wait for their receives (the
  * receiving QP refuses them for now, the sending QP sends them again after
  * each wait it asks for), and as receives are posted, a few at a time, each
  * takes its message, in order, intact.  With rnr_retry 0 the first Send
@@ -754,14 +765,8 @@ static void receiver_not_ready(struct client *c)
 {
 	enum { N = 6, LEN = 20000 };
 	struct end a, b;
-	struct peer_info ia, ib;
 
-	make_qp(&a, c->e.ctx, c->e.pd);
-	make_qp(&b, c->e.ctx, c->e.pd);
-	get_info(&a, &ia);
-	get_info(&b, &ib);
-	connect_qp(&a, &ib, 7);
-	connect_qp(&b, &ia, 7);
+	loopback_pair(c, &a, &b, 7, NULL);
 	for (uint32_t i = 0; i < N; i++) {
 		fill(c->src + i * LEN, LEN, 40 + i);
 		struct ibv_sge sge = { (uintptr_t)(c->src + i * LEN), LEN, c->src_mr->lkey };
@@ -792,12 +797,7 @@ static void receiver_not_ready(struct client *c)
 	destroy_end(&a);
 	destroy_end(&b);
 
-	make_qp(&a, c->e.ctx, c->e.pd);
-	make_qp(&b, c->e.ctx, c->e.pd);
-	get_info(&a, &ia);
-	get_info(&b, &ib);
-	connect_qp(&a, &ib, 0);
-	connect_qp(&b, &ia, 7);
+	loopback_pair(c, &a, &b, 0, NULL);
 	struct ibv_sge sge = { (uintptr_t)c->src, 100, c->src_mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
