@@ -791,7 +791,7 @@ static void test_simlink_spec_and_determinism(void **state)
 
 	(void)state;
 	c = pair_link("loss=0.01,dup=0.005,reorder=0.01,delay_us=50,corrupt=0.001,seed=9,"
-	                   "partition_ms=200@1500,jitter_us=3,rate_mbps=1000");
+	              "partition_ms=200@1500,jitter_us=3,rate_mbps=1000");
 	for (int d = 0; d < 2; d++) {
 		assert_true(c.dir[d].loss == 0.01 && c.dir[d].dup == 0.005);
 		assert_true(c.dir[d].reorder == 0.01 && c.dir[d].corrupt == 0.001);
