@@ -38,16 +38,11 @@
 #define _GNU_SOURCE
 #include "memif_link.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_alarm.h>
@@ -56,10 +51,9 @@
 
 #include "engine_priv.h"
 #include "memif_prefault.h"
+#include "memif_sockets.h"
 
 #define LINK_CHECK_MS 5
-/* A server's listener and its client's connection, or a client's one. */
-#define MAX_MEMIF_SOCKETS 4
 
 static uint64_t ms_tsc(unsigned ms)
 {
@@ -72,66 +66,6 @@ static bool link_up(uint16_t port_id)
 
 	return rte_eth_link_get_nowait(port_id, &link) == 0 &&
 	       link.link_status == RTE_ETH_LINK_UP;
-}
-
-/* Whether a unix socket address is our memif socket's name, abstract (no
- * NUL after it: memif binds the whole sun_path) or a path. */
-static bool is_memif_name(const struct sockaddr_un *sa, socklen_t len,
-			  const struct usiw_memif_args *a)
-{
-	const size_t off = offsetof(struct sockaddr_un, sun_path);
-
-	if (sa->sun_family != AF_UNIX || len <= off)
-		return false;
-	const char *name = sa->sun_path;
-	size_t n = len - off;
-	if (a->abstract) {
-		if (name[0] != '\0')
-			return false;
-		name++;
-		n--;
-	}
-	n = strnlen(name, n);
-	return n == strlen(a->socket) && memcmp(name, a->socket, n) == 0;
-}
-
-static bool socket_named(int fd, bool peer, const struct usiw_memif_args *a)
-{
-	struct sockaddr_un sa;
-	socklen_t len = sizeof(sa);
-	int rc = peer ? getpeername(fd, (struct sockaddr *)&sa, &len)
-		      : getsockname(fd, (struct sockaddr *)&sa, &len);
-
-	return rc == 0 && is_memif_name(&sa, len, a);
-}
-
-/* memif's sockets of this port, to poll() for their events: the listener
- * of a server and the connection it accepted (both carry the socket's name)
- * or a client's connection (its peer does).  DPDK gives no way to them, and
- * /proc/self/fd lists every descriptor. */
-static unsigned memif_sockets(const struct usiw_memif_args *a, struct pollfd *fds, unsigned max)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *de;
-	unsigned n = 0;
-
-	if (!dir)
-		return 0;
-	while (n < max && (de = readdir(dir))) {
-		char *end;
-		long fd = strtol(de->d_name, &end, 10);
-		int type;
-		socklen_t type_len = sizeof(type);
-
-		if (*end || end == de->d_name || fd == dirfd(dir) ||
-		    getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &type_len) != 0 ||
-		    type != SOCK_SEQPACKET)
-			continue;
-		if (socket_named((int)fd, false, a) || socket_named((int)fd, true, a))
-			fds[n++] = (struct pollfd){ .fd = (int)fd, .events = POLLIN };
-	}
-	closedir(dir);
-	return n;
 }
 
 /* From the interrupt thread, with the port running: the pause begins at
@@ -159,9 +93,9 @@ static void pause_port(struct usiw_memif_link *l)
 static void hold(void *arg)
 {
 	struct usiw_memif_link *l = arg;
-	struct pollfd fds[MAX_MEMIF_SOCKETS + 1];
+	struct pollfd fds[USIW_MEMIF_SOCKETS_MAX + 1];
 
-	const unsigned n = memif_sockets(&l->args, fds, MAX_MEMIF_SOCKETS);
+	const unsigned n = usiw_memif_sockets(&l->args, fds, USIW_MEMIF_SOCKETS_MAX);
 	if (n == 0)
 		USIW_LOG(WARNING, "memif socket %s not found among our descriptors: a peer "
 			 "that goes away will not be followed", l->args.socket);
@@ -207,11 +141,13 @@ static bool server_listening(const struct usiw_memif_args *a)
 /* A client whose server went away: memif's client connects only when its
  * port starts, so the port starts again once a server listens on the
  * socket (a new process of it), and again if the link is not up
- * USIW_MEMIF_RECONNECT_MS later, or at once if the connection failed. */
+ * USIW_MEMIF_RECONNECT_MS later, or at once if the connection failed; but
+ * never while the server has yet to answer the last connection
+ * (memif_sockets.c says why). */
 static void connect_again(struct usiw_memif_link *l, uint64_t now)
 {
 	if ((now < l->next_connect_tsc && !atomic_load(&l->connect_failed)) ||
-	    !server_listening(&l->args))
+	    !server_listening(&l->args) || usiw_memif_client_awaits_server(&l->args))
 		return;
 	atomic_store(&l->connect_failed, false);
 	l->next_connect_tsc = now + ms_tsc(USIW_MEMIF_RECONNECT_MS);

@@ -23,6 +23,8 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "memif_sockets.h"
+
 #define MBUF_CACHE 256
 #define TX_BUFFER_SIZE 32          /* = the rx burst: one progress pass fills it at most once */
 /* The listening flag of /proc/net/unix (__SO_ACCEPTCON in the kernel). */
@@ -182,7 +184,8 @@ static int wait_link(struct usiw_port *port, const struct usiw_config *cfg,
 			return 0;
 		if (now_ms() >= deadline)
 			break;
-		if (memif->is_memif && now_ms() >= reconnect) {
+		if (memif->is_memif && now_ms() >= reconnect &&
+		    !usiw_memif_client_awaits_server(memif)) {
 			rte_eth_dev_stop(port->id);
 			port->started = rte_eth_dev_start(port->id) == 0;
 			reconnect = now_ms() + USIW_MEMIF_RECONNECT_MS;

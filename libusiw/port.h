@@ -120,7 +120,9 @@ static inline uint16_t usiw_port_tx_flush(struct usiw_port *port)
  * server that was up a moment later (test: memif client of a server that
  * starts late), and one whose server had restarted waited a second more than
  * it (1000 ms here then).  So a client whose link is not up this long after
- * a start connects anew, at its start (port.c) and later (memif_link.c). */
+ * a start connects anew, at its start (port.c) and later (memif_link.c),
+ * unless its server has yet to answer the connection it has (a server
+ * slow to accept; memif_sockets.c says why that one must stay open). */
 #define USIW_MEMIF_RECONNECT_MS 250
 
 /* memif devargs helpers, exposed for the config and error tests. */
