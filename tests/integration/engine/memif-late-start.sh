@@ -32,10 +32,15 @@ trap '[[ -n $server_pid ]] && kill -KILL "$server_pid" 2>/dev/null; rm -rf "$tmp
 server_pid=$!
 ready="grep -q ' $tmp/m.sock\$' /proc/net/unix"
 [[ $mode == slow-accept ]] && ready="grep -q 'port started' '$tmp/server.out'"
-for ((i = 0; i < 250; i++)); do
+for ((i = 0; i < 500; i++)); do
 	eval "$ready" && break
 	sleep 0.02
 done
+if ! eval "$ready"; then
+	cat "$tmp/server.out"
+	echo "FAIL ($mode): the server was not ready within 10 s"
+	exit 1
+fi
 if [[ $mode == slow-accept ]]; then
 	kill -STOP "$server_pid"
 	(sleep 1; kill -CONT "$server_pid") &
