@@ -30,13 +30,18 @@ trap '[[ -n $server_pid ]] && kill -KILL "$server_pid" 2>/dev/null; rm -rf "$tmp
 "$late" "$delay_ms" 20 --no-pci --no-huge -m 128 --file-prefix "$prefix-s" --log-level=error \
 	--vdev "net_memif0,role=server,socket=$tmp/m.sock,socket-abstract=no" >"$tmp/server.out" 2>&1 &
 server_pid=$!
-ready="grep -q ' $tmp/m.sock\$' /proc/net/unix"
-[[ $mode == slow-accept ]] && ready="grep -q 'port started' '$tmp/server.out'"
+ready() {   # late-start: the socket listens; slow-accept: the port has started
+	if [[ $mode == slow-accept ]]; then
+		grep -q 'port started' "$tmp/server.out"
+	else
+		grep -q " $tmp/m.sock\$" /proc/net/unix
+	fi
+}
 for ((i = 0; i < 500; i++)); do
-	eval "$ready" && break
+	ready && break
 	sleep 0.02
 done
-if ! eval "$ready"; then
+if ! ready; then
 	cat "$tmp/server.out"
 	echo "FAIL ($mode): the server was not ready within 10 s"
 	exit 1
