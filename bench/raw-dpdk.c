@@ -43,6 +43,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "memif_port.h"
 #include "packet_socket.h"
 
 #define ETHERTYPE_BENCH 0x88B5          /* IEEE 802 local experimental */
@@ -74,6 +75,9 @@ struct link {
 	/* [port] device = af_packet:IF: usiw's own packet socket, as the
 	 * engine's port uses it (libusiw/packet_socket.h), and no ethdev */
 	struct usiw_packet_socket *packet;
+	/* [port] device = memif:...: usiw's own memif port, as the engine's
+	 * port uses it (libusiw/memif_port.h), and no ethdev */
+	struct usiw_memif_port *memif;
 	uint64_t tx_drops;
 	unsigned int mtu;       /* IP MTU: the most payload one frame carries */
 	struct rte_mempool *pool;
@@ -169,6 +173,8 @@ static uint16_t link_rx(const struct link *l, struct rte_mbuf **frames, uint16_t
 {
 	if (l->packet)
 		return usiw_packet_socket_rx(l->packet, frames, n);
+	if (l->memif)
+		return usiw_memif_port_rx(l->memif, frames, n);
 	return rte_eth_rx_burst(l->port, 0, frames, n);
 }
 
@@ -176,6 +182,8 @@ static uint16_t link_tx(const struct link *l, struct rte_mbuf **frames, uint16_t
 {
 	if (l->packet)
 		return usiw_packet_socket_tx(l->packet, frames, n);
+	if (l->memif)
+		return usiw_memif_port_tx(l->memif, frames, n);
 	return rte_eth_tx_burst(l->port, 0, frames, n);
 }
 
@@ -480,6 +488,24 @@ static void open_packet_link(struct link *l, const char *ifname)
 	}
 }
 
+/* A server is ready once it listens; a client once connected. */
+static void open_memif_link(struct link *l, const char *device)
+{
+	char err[512];
+	struct usiw_memif_port_args a;
+	if (usiw_memif_port_parse(device, &a, err, sizeof(err)) != 0 ||
+	    usiw_memif_port_open(&l->memif, &a, (uint16_t)(l->mtu + RTE_ETHER_HDR_LEN), NULL, err,
+				 sizeof(err)) != 0)
+		die("%s", err);
+	rte_eth_random_addr(l->mac.addr_bytes);
+	uint64_t give_up = now_cycles() + 10 * rte_get_tsc_hz();
+	while (!a.server && !usiw_memif_port_connected(l->memif)) {
+		if (now_cycles() > give_up)
+			die("memif link on %s did not come up within 10 s", a.socket);
+		rte_delay_us_sleep(1000);
+	}
+}
+
 static void open_link(struct link *l, const char *path)
 {
 	struct rte_cfgfile_parameters params = { .comment_character = '#' };
@@ -501,6 +527,11 @@ static void open_link(struct link *l, const char *path)
 	const char *ifname = usiw_packet_socket_iface(device);
 	if (ifname) {
 		open_packet_link(l, ifname);
+		rte_cfgfile_close(cfg);
+		return;
+	}
+	if (usiw_memif_port_named(device)) {
+		open_memif_link(l, device);
 		rte_cfgfile_close(cfg);
 		return;
 	}
@@ -563,6 +594,10 @@ static void close_link(struct link *l)
 {
 	if (l->packet) {
 		usiw_packet_socket_close(l->packet);
+		return;
+	}
+	if (l->memif) {
+		usiw_memif_port_close(l->memif);
 		return;
 	}
 	if (rte_eal_alarm_set(1, stop_and_close, l) != 0)

@@ -221,7 +221,8 @@ static const char *p_crc(struct key_ctx *k)
 bool usiw_config_trp_crc(const struct usiw_config *cfg)
 {
 	if (cfg->crc == USIW_CRC_AUTO)
-		return strncmp(cfg->device, "net_memif", strlen("net_memif")) != 0;
+		return strncmp(cfg->device, "net_memif", strlen("net_memif")) != 0 &&
+		       strncmp(cfg->device, "memif:", strlen("memif:")) != 0;
 	return cfg->crc == USIW_CRC_ON;
 }
 

@@ -108,7 +108,8 @@ static int engine_start(struct usiw_engine *e)
 	if (rc)
 		return rc;
 	usiw_udp_engine_init(e);
-	rc = usiw_port_open(&e->port, &e->cfg, &e->stats.drop_tx_full, err, sizeof(err));
+	rc = usiw_port_open(&e->port, &e->cfg, &e->stats.drop_tx_full, &e->stats.link_downs, err,
+			    sizeof(err));
 	if (rc) {
 		usiw_engine_set_error("%s", err);
 		return rc;

@@ -401,8 +401,69 @@ static int open_packet_port(struct usiw_port *port, const struct usiw_config *cf
 	return rc;
 }
 
+/* [port] device = memif:...  Its link: a server's is up once it listens,
+ * as net_memif's (usiw_port_link says why); a client's once connected. */
+static int open_own_memif_port(struct usiw_port *port, const struct usiw_config *cfg,
+			       uint64_t *tx_drops, uint64_t *link_downs, char *err, size_t errlen)
+{
+	struct usiw_memif_port_args a;
+	char why[256];
+	int rc = usiw_memif_port_parse(cfg->device, &a, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", cfg->path, why);
+		return rc;
+	}
+	if (a.server && usiw_unix_socket_listening(a.socket, false)) {
+		snprintf(err, errlen, "%s: [port] device: memif socket %s is in use by another "
+			 "process (a memif server is listening on it); give each pair its own "
+			 "socket=", cfg->path, a.socket);
+		return -EADDRINUSE;
+	}
+	snprintf(port->name, sizeof(port->name), "memif:%s", a.server ? "server" : "client");
+	port->nb_queues = 1;
+	port->memif_server = a.server;
+	/* The port copies each frame into the ring in the tx burst
+	 * (memif_port.h), so frames may reference a sender's memory. */
+	rc = create_pools(port, cfg, true, (int)rte_socket_id(), err, errlen);
+	if (rc == 0)
+		rc = create_tx_buffer(port, tx_drops, (int)rte_socket_id(), err, errlen);
+	if (rc == 0) {
+		rc = usiw_memif_port_open(&port->own_memif, &a, port->max_frame, link_downs, why,
+					  sizeof(why));
+		if (rc)
+			snprintf(err, errlen, "%s: %s", cfg->path, why);
+	}
+	if (rc) {
+		free_buffers(port);
+		return rc;
+	}
+	if (cfg->mac_set)
+		memcpy(port->mac.addr_bytes, cfg->mac, RTE_ETHER_ADDR_LEN);
+	else
+		rte_eth_random_addr(port->mac.addr_bytes);
+	if (a.server || cfg->link_timeout_s == 0)
+		return 0;
+	uint64_t deadline = now_ms() + (uint64_t)cfg->link_timeout_s * 1000;
+	while (!usiw_memif_port_connected(port->own_memif)) {
+		if (now_ms() >= deadline) {
+			if (!usiw_unix_socket_listening(a.socket, false))
+				snprintf(err, errlen, "memif peer did not connect within %u s: no "
+					 "memif server is listening on %s (start the role=server "
+					 "side first)", cfg->link_timeout_s, a.socket);
+			else
+				snprintf(err, errlen, "memif server did not accept us within %u s "
+					 "(socket %s; [port] link-timeout in %s)",
+					 cfg->link_timeout_s, a.socket, cfg->path);
+			usiw_port_close(port);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(1);
+	}
+	return 0;
+}
+
 int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
-		   char *err, size_t errlen)
+		   uint64_t *link_downs, char *err, size_t errlen)
 {
 	struct usiw_memif_args memif;
 	int rc;
@@ -411,6 +472,8 @@ int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64
 	const char *ifname = usiw_packet_socket_iface(cfg->device);
 	if (ifname)
 		return open_packet_port(port, cfg, ifname, tx_drops, err, errlen);
+	if (usiw_memif_port_named(cfg->device))
+		return open_own_memif_port(port, cfg, tx_drops, link_downs, err, errlen);
 	usiw_memif_args_parse(cfg->device, &memif);
 	port->is_memif = memif.is_memif;
 	port->memif_server = memif.is_memif && memif.server;
@@ -516,9 +579,12 @@ void usiw_port_close(struct usiw_port *port)
 	struct rte_eth_dev_info info;
 	struct rte_device *dev = NULL;
 
-	if (port->packet) {
+	if (port->packet || port->own_memif) {
 		usiw_port_tx_flush(port);
-		usiw_packet_socket_close(port->packet);
+		if (port->packet)
+			usiw_packet_socket_close(port->packet);
+		else
+			usiw_memif_port_close(port->own_memif);
 		free_buffers(port);
 		return;
 	}
@@ -545,6 +611,11 @@ bool usiw_port_link(const struct usiw_port *port, uint32_t *speed_mbps)
 		if (speed_mbps)
 			*speed_mbps = 0;
 		return usiw_packet_socket_link_up(port->packet);
+	}
+	if (port->own_memif && !port->memif_server) {
+		if (speed_mbps)
+			*speed_mbps = 0;
+		return usiw_memif_port_connected(port->own_memif);
 	}
 	if (port->memif_server) {
 		if (speed_mbps)

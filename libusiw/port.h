@@ -15,11 +15,14 @@
 #include <rte_mempool.h>
 
 #include "config.h"
+#include "memif_port.h"
 #include "packet_socket.h"
 
 struct usiw_port {
 	/* [port] device = af_packet:IF: usiw's own socket, and no ethdev */
 	struct usiw_packet_socket *packet;
+	/* [port] device = memif:...: usiw's own memif port, and no ethdev */
+	struct usiw_memif_port *own_memif;
 	uint16_t id;
 	bool probed;                  /* we probed the device, so we remove it */
 	bool started;
@@ -44,10 +47,11 @@ struct usiw_port {
 };
 
 /* Probes, configures and starts the port, then waits for link up (bounded by
- * [port] link-timeout).  tx_drops counts frames the tx queue refused.
+ * [port] link-timeout).  tx_drops counts frames the tx queue refused;
+ * link_downs, links of usiw's own memif port that went down.
  * Returns 0 or a negative errno with a message in err. */
 int usiw_port_open(struct usiw_port *port, const struct usiw_config *cfg, uint64_t *tx_drops,
-		   char *err, size_t errlen);
+		   uint64_t *link_downs, char *err, size_t errlen);
 void usiw_port_close(struct usiw_port *port);
 
 /* Link state without waiting. */
@@ -81,6 +85,8 @@ static inline uint16_t usiw_port_rx_burst(struct usiw_port *port, uint16_t queue
 {
 	if (port->packet)
 		return usiw_packet_socket_rx(port->packet, pkts, n);
+	if (port->own_memif)
+		return usiw_memif_port_rx(port->own_memif, pkts, n);
 	if (!usiw_port_running(port))
 		return 0;
 	return rte_eth_rx_burst(port->id, queue, pkts, n);
@@ -91,6 +97,8 @@ static inline uint16_t usiw_port_tx_burst(struct usiw_port *port, uint16_t queue
 {
 	if (port->packet)
 		return usiw_packet_socket_tx(port->packet, pkts, n);
+	if (port->own_memif)
+		return usiw_memif_port_tx(port->own_memif, pkts, n);
 	if (!usiw_port_running(port))
 		return 0;
 	return rte_eth_tx_burst(port->id, queue, pkts, n);

@@ -500,7 +500,8 @@ static int open_ports(struct forwarder *fw, const struct options *o)
 		snprintf(cfg.device, sizeof(cfg.device), "%s", o->device[p]);
 		cfg.mtu = (uint16_t)o->mtu;
 		cfg.link_timeout_s = o->link_timeout_s;
-		if (usiw_port_open(&fw->port[p], &cfg, &fw->tx_refused[p], err, sizeof(err))) {
+		if (usiw_port_open(&fw->port[p], &cfg, &fw->tx_refused[p], NULL, err,
+				   sizeof(err))) {
 			fprintf(stderr, "usiw-impair: %s\n", err);
 			return -1;
 		}

@@ -89,6 +89,24 @@ conf "$tmp/orphan.conf" o "net_memif0,role=client,socket=$tmp/o.sock,socket-abst
 expect "memif peer never connects (client)" 4 "memif peer did not connect within 1 s" \
 	env USIW_CONFIG=$tmp/orphan.conf "$pingpong" client 10.77.0.1
 
+# usiw's own memif port (libusiw/memif_port.c): an argument it does not know,
+# a client with no server, a socket another server listens on.
+conf "$tmp/badown.conf" w "memif:role=server,socket=$tmp/w.sock,bsize=huge"
+expect "usiw memif: bad argument" 2 "expected memif:role=server\|client,socket=PATH" \
+	env USIW_CONFIG=$tmp/badown.conf "$pingpong" server
+conf "$tmp/ownorphan.conf" x "memif:role=client,socket=$tmp/x.sock"
+expect "usiw memif: peer never connects (client)" 4 \
+	"memif peer did not connect within 1 s: no memif server is listening on $tmp/x.sock" \
+	env USIW_CONFIG=$tmp/ownorphan.conf "$pingpong" client 10.77.0.1
+conf "$tmp/ownfirst.conf" y "memif:role=server,socket=$tmp/y.sock"
+conf "$tmp/ownsecond.conf" z "memif:role=server,socket=$tmp/y.sock"
+USIW_CONFIG=$tmp/ownfirst.conf "$pingpong" server >/dev/null 2>&1 &
+ownfirst=$!
+for _ in $(seq 100); do grep -q " $tmp/y.sock\$" /proc/net/unix && break; sleep 0.05; done
+expect "usiw memif: socket in use" 2 "memif socket $tmp/y.sock is in use by another process" \
+	env USIW_CONFIG=$tmp/ownsecond.conf "$pingpong" server
+kill "$ownfirst" 2>/dev/null
+
 # usiw's own af_packet port (libusiw/packet_socket.c) on an interface that is
 # not there, and on loopback, which has no Ethernet header to send.
 conf "$tmp/noif.conf" i "af_packet:usiw-no-such"
