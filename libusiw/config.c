@@ -2,6 +2,7 @@
  * happen here; nothing is applied, so no EAL is needed. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "memif_port.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -222,7 +223,7 @@ bool usiw_config_trp_crc(const struct usiw_config *cfg)
 {
 	if (cfg->crc == USIW_CRC_AUTO)
 		return strncmp(cfg->device, "net_memif", strlen("net_memif")) != 0 &&
-		       strncmp(cfg->device, "memif:", strlen("memif:")) != 0;
+		       !usiw_memif_port_named(cfg->device);
 	return cfg->crc == USIW_CRC_ON;
 }
 

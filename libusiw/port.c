@@ -111,6 +111,19 @@ bool usiw_unix_socket_listening(const char *path, bool abstract)
 	return listening;
 }
 
+/* A memif server's socket (net_memif's or our own port's) that another
+ * server already listens on. */
+static int refuse_socket_in_use(const struct usiw_config *cfg, const char *socket, bool abstract,
+				char *err, size_t errlen)
+{
+	if (!usiw_unix_socket_listening(socket, abstract))
+		return 0;
+	snprintf(err, errlen, "%s: [port] device: memif socket %s%s is in use by another process "
+		 "(a memif server is listening on it); give each pair its own socket=", cfg->path,
+		 abstract ? "@" : "", socket);
+	return -EADDRINUSE;
+}
+
 /* memif needs the server's socket free (a stale file makes its bind fail)
  * and the client's socket present before it starts (it connects once). */
 static int memif_prepare(const struct usiw_memif_args *a, const struct usiw_config *cfg,
@@ -131,13 +144,9 @@ static int memif_prepare(const struct usiw_memif_args *a, const struct usiw_conf
 		return -ENAMETOOLONG;
 	}
 	if (a->server) {
-		if (usiw_unix_socket_listening(a->socket, a->abstract)) {
-			snprintf(err, errlen, "%s: [port] device: memif socket %s%s is in use by "
-				 "another process (a memif server is listening on it); give each "
-				 "pair its own socket=", cfg->path, a->abstract ? "@" : "",
-				 a->socket);
-			return -EADDRINUSE;
-		}
+		int rc = refuse_socket_in_use(cfg, a->socket, a->abstract, err, errlen);
+		if (rc)
+			return rc;
 		if (!a->abstract)
 			unlink(a->socket);   /* stale: nobody listens on it */
 		return 0;
@@ -413,12 +422,8 @@ static int open_own_memif_port(struct usiw_port *port, const struct usiw_config 
 		snprintf(err, errlen, "%s: %s", cfg->path, why);
 		return rc;
 	}
-	if (a.server && usiw_unix_socket_listening(a.socket, false)) {
-		snprintf(err, errlen, "%s: [port] device: memif socket %s is in use by another "
-			 "process (a memif server is listening on it); give each pair its own "
-			 "socket=", cfg->path, a.socket);
-		return -EADDRINUSE;
-	}
+	if (a.server && (rc = refuse_socket_in_use(cfg, a.socket, false, err, errlen)) != 0)
+		return rc;
 	snprintf(port->name, sizeof(port->name), "memif:%s", a.server ? "server" : "client");
 	port->nb_queues = 1;
 	port->memif_server = a.server;
