@@ -42,6 +42,7 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "memif_port.h"
 #include "packet_socket.h"
@@ -265,7 +266,8 @@ static void place_frame(const struct link *l, struct placement *p, struct rte_mb
 			continue;
 		}
 		uint32_t n = seg->data_len - off < left ? seg->data_len - off : left;
-		memcpy(p->buf + at, rte_pktmbuf_mtod_offset(seg, const uint8_t *, off), n);
+		/* the copy usiw places with (libusiw/payload_copy.c) */
+		rte_memcpy(p->buf + at, rte_pktmbuf_mtod_offset(seg, const uint8_t *, off), n);
 		at += n;
 		left -= n;
 		off = 0;

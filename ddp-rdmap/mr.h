@@ -3,6 +3,7 @@
 #ifndef USIW_DDP_RDMAP_MR_H
 #define USIW_DDP_RDMAP_MR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum rdmap_access {
@@ -31,6 +32,11 @@ struct rdmap_mr_ops {
 				       unsigned required_access, void **addr);
 	/* Send with Invalidate: invalidates stag for the endpoint identified by ctx. */
 	enum rdmap_mr_status (*invalidate)(void *ctx, uint32_t stag);
+	/* Copies len bytes of a received segment to where lookup pointed, with
+	 * memcpy's contract: the verbs layer has a copy faster than memcpy's
+	 * when the two ends differ in alignment, as a payload after its
+	 * headers does. */
+	void *(*copy)(void *dst, const void *src, size_t len);
 };
 
 #endif

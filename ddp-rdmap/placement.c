@@ -1,7 +1,5 @@
 #include "ddp-rdmap/placement.h"
 
-#include <string.h>
-
 #include "ddp-rdmap/segment.h"
 
 enum rdmap_mr_status ddp_place_tagged(const struct rdmap_mr_ops *mr, void *mr_ctx, uint32_t stag,
@@ -12,7 +10,7 @@ enum rdmap_mr_status ddp_place_tagged(const struct rdmap_mr_ops *mr, void *mr_ct
 	void *dst;
 	enum rdmap_mr_status st = mr->lookup(mr_ctx, stag, to, len, access, &dst);
 	if (st == RDMAP_MR_OK)
-		memcpy(dst, src, len);
+		mr->copy(dst, src, len);
 	return st;
 }
 
@@ -37,7 +35,7 @@ enum rdmap_mr_status ddp_place_sgl(const struct rdmap_mr_ops *mr, void *mr_ctx,
 						     RDMAP_ACCESS_LOCAL_WRITE, &dst);
 		if (st != RDMAP_MR_OK)
 			return st;
-		memcpy(dst, from, n);
+		mr->copy(dst, from, n);
 		from += n;
 		len -= n;
 		off = 0;

@@ -166,6 +166,10 @@ const struct usiw_config *usiw_engine_config(const struct usiw_engine *engine);
  * engine has started (usiw_engine_get). */
 uint64_t usiw_clock_ns(void);
 
+/* memcpy's contract, at the speed of DPDK's copy whatever the alignment of
+ * the two ends (libusiw/payload_copy.c): for received payload. */
+void *usiw_payload_copy(void *dst, const void *src, size_t len);
+
 /* Resolves the MAC of dst_ipv4, running progress until it is known or
  * timeout_ms passes.  Returns 0, or -EHOSTUNREACH / -ENETUNREACH with a
  * message in usiw_engine_last_error(). */

@@ -58,4 +58,5 @@ static enum rdmap_mr_status invalidate(void *arg, uint32_t stag)
 const struct rdmap_mr_ops usiw_rdmap_mr_ops = {
 	.lookup = lookup,
 	.invalidate = invalidate,
+	.copy = usiw_payload_copy,
 };

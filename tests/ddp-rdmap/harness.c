@@ -45,6 +45,7 @@ static enum rdmap_mr_status test_invalidate(void *ctx, uint32_t stag)
 const struct rdmap_mr_ops test_mr_ops = {
 	.lookup = test_lookup,
 	.invalidate = test_invalidate,
+	.copy = memcpy,
 };
 
 struct test_mr *test_mr_register(struct test_mr_table *t, uint32_t pd, size_t len, unsigned access)
