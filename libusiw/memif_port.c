@@ -877,11 +877,9 @@ uint16_t usiw_memif_port_tx(struct usiw_memif_port *p, struct rte_mbuf **pkts, u
 				}
 				const uint32_t k = RTE_MIN(left, room - used);
 				/* Not memcpy: a payload lands in the slot after the
-				 * headers, so its source and destination differ in
-				 * alignment, and glibc's copy (rep movsb) then runs at
-				 * 15-22 GB/s on this machine's AMD EPYC against
-				 * rte_memcpy's 27-33 (8900 B into a ring slot at
-				 * offset 82, a hot source). */
+				 * headers, and glibc's copy is slow when the two ends
+				 * differ in alignment (the figures are in
+				 * libusiw/payload_copy.c, the receiver's copy). */
 				rte_memcpy(buf + used, src, k);
 				used += k;
 				src += k;
