@@ -44,6 +44,7 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
+#include "config.h"
 #include "memif_port.h"
 #include "packet_socket.h"
 
@@ -51,7 +52,11 @@
 #define BENCH_MAGIC 0x72617764u         /* "rawd" */
 #define BURST 32
 #define RING_SIZE 1024
-#define POOL_SIZE 8191
+/* The mbuf pool: 8191 frames up to MTU 9000, and above it as many as fit in
+ * their bytes (at least POOL_MIN), which is what usiw-pair's EAL -m 256
+ * holds besides the rest (libusiw's default [port] mbufs shrinks likewise). */
+#define POOL_SIZE 8191u
+#define POOL_MIN 1023u
 #define MIN_FRAME 60                    /* Ethernet minimum without FCS */
 #define MAX_SIZES 64
 #define MAX_EAL_ARGS 64
@@ -518,11 +523,13 @@ static void open_link(struct link *l, const char *path)
 	const char *device = config_value(cfg, path, "port", "device", true);
 	const char *mtu = config_value(cfg, path, "port", "mtu", false);
 	l->mtu = mtu ? (unsigned int)strtoul(mtu, NULL, 10) : 1500;
-	if (l->mtu < 576 || l->mtu > 9000)
-		die("%s: mtu %u out of 576..9000", path, l->mtu);
+	if (l->mtu < 576 || l->mtu > USIW_MTU_MAX)
+		die("%s: mtu %u out of 576..%u", path, l->mtu, USIW_MTU_MAX);
 
 	unsigned int room = RTE_MAX(2048u, l->mtu + RTE_ETHER_HDR_LEN) + RTE_PKTMBUF_HEADROOM;
-	l->pool = rte_pktmbuf_pool_create("raw_dpdk", POOL_SIZE, 256, 0, (uint16_t)room,
+	unsigned int frames = l->mtu <= 9000 ? POOL_SIZE :
+			      RTE_MAX(POOL_MIN, (unsigned int)((uint64_t)POOL_SIZE * 9000u / l->mtu));
+	l->pool = rte_pktmbuf_pool_create("raw_dpdk", frames, 256, 0, (uint16_t)room,
 					  (int)rte_socket_id());
 	if (!l->pool)
 		die("cannot create the mbuf pool (%s)", rte_strerror(rte_errno));

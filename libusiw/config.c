@@ -18,6 +18,8 @@
 #include <rte_ether.h>
 
 #define COMMENT_CHAR '#'
+#define DEFAULT_MBUFS 8191u
+#define MBUFS_MIN 1023u
 
 void usiw_config_defaults(struct usiw_config *cfg)
 {
@@ -27,7 +29,7 @@ void usiw_config_defaults(struct usiw_config *cfg)
 	cfg->rx_ring = 1024;
 	cfg->tx_ring = 1024;
 	cfg->queues = 1;
-	cfg->mbufs = 8191;
+	cfg->mbufs = DEFAULT_MBUFS;
 	cfg->link_timeout_s = 10;
 	cfg->arp_interval_ms = 100;
 	cfg->arp_retries = 20;
@@ -139,8 +141,8 @@ static const char *p_mac(struct key_ctx *k)
 static const char *p_mtu(struct key_ctx *k)
 {
 	uint32_t v;
-	if (!parse_u32(k->value, 576, 9000, &v))
-		return "an integer from 576 to 9000 (the IP MTU in bytes)";
+	if (!parse_u32(k->value, 576, USIW_MTU_MAX, &v))
+		return "an integer from 576 to " RTE_STR(USIW_MTU_MAX) " (the IP MTU in bytes)";
 	k->cfg->mtu = (uint16_t)v;
 	return NULL;
 }
@@ -168,7 +170,7 @@ static const char *p_queues(struct key_ctx *k)
 
 static const char *p_mbufs(struct key_ctx *k)
 {
-	if (!parse_u32(k->value, 1023, 1048575, &k->cfg->mbufs))
+	if (!parse_u32(k->value, MBUFS_MIN, 1048575, &k->cfg->mbufs))
 		return "an integer from 1023 to 1048575 (best: a power of two minus one)";
 	return NULL;
 }
@@ -406,6 +408,18 @@ static int parse_section(struct rte_cfgfile *file, const char *path, const char 
 	return rc;
 }
 
+/* The default pool: 8191 mbufs up to MTU 9000 (75 MB of frames, room for
+ * what usiw-pair's EAL -m 256 holds besides), halved while a larger MTU
+ * would make the pool larger than that, down to the least [port] mbufs
+ * accepts. */
+static uint32_t default_mbufs(uint16_t mtu)
+{
+	uint32_t n = DEFAULT_MBUFS;
+	while (n > MBUFS_MIN && (uint64_t)n * mtu > (uint64_t)DEFAULT_MBUFS * 9000u)
+		n /= 2;
+	return n;
+}
+
 int usiw_config_parse(const char *path, struct usiw_config *cfg, char *err, size_t errlen)
 {
 	static const char *const sections[] = { "eal", "port", "engine" };
@@ -453,6 +467,8 @@ int usiw_config_parse(const char *path, struct usiw_config *cfg, char *err, size
 		if (keys[k].required && !seen[k])
 			rc = fail(err, errlen, "%s: [%s] %s is required", path, keys[k].section,
 				  keys[k].name);
+	if (rc == 0 && !seen[key_index("port", "mbufs")])
+		cfg->mbufs = default_mbufs(cfg->mtu);
 	if (rc == 0 && seen[key_index("engine", "lcore")] && cfg->progress != USIW_PROGRESS_THREAD)
 		rc = fail(err, errlen, "%s: [engine] lcore is only meaningful with progress = thread",
 			  path);

@@ -11,6 +11,10 @@
 #include "usiw/usiw.h"
 
 #define USIW_CONFIG_VALUE_MAX 256   /* rte_cfgfile's CFG_VALUE_LEN, with the NUL */
+/* The largest [port] mtu: an IPv4 datagram's length is 16 bits, and a frame
+ * of the MTU must fit one mbuf's 16-bit data room beside its headroom.
+ * Above 9000 it is meant for memif, which has no wire (docs/config.md). */
+#define USIW_MTU_MAX 65000
 
 enum usiw_progress_mode {
 	USIW_PROGRESS_INLINE,   /* the application's verbs calls poll the port */

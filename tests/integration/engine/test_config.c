@@ -65,6 +65,35 @@ static void test_minimal_gives_defaults(void **state)
 	assert_false(usiw_config_trp_crc(&c)); /* memif: no wire */
 }
 
+/* A jumbo MTU shrinks the default pool to about the bytes of MTU 9000's;
+ * [port] mbufs, when given, is kept as it is. */
+static void test_jumbo_mtu_mbufs(void **state)
+{
+	static const struct {
+		const char *keys;
+		uint16_t mtu;
+		uint32_t mbufs;
+	} cases[] = {
+		{ "mtu = 9000\n", 9000, 8191 },
+		{ "mtu = 9001\n", 9001, 4095 },
+		{ "mtu = 32000\n", 32000, 2047 },
+		{ "mtu = 65000\n", 65000, 1023 },
+		{ "mtu = 65000\nmbufs = 4095\n", 65000, 4095 },
+	};
+	struct usiw_config c;
+	char err[512];
+	char text[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), MINIMAL "%s", cases[i].keys);
+		write_conf(text);
+		assert_int_equal(usiw_config_parse(path, &c, err, sizeof(err)), 0);
+		assert_int_equal(c.mtu, cases[i].mtu);
+		assert_int_equal(c.mbufs, cases[i].mbufs);
+	}
+}
+
 static void test_every_key(void **state)
 {
 	struct usiw_config c;
@@ -154,8 +183,9 @@ static void test_crc(void **state)
 static void test_bad_values(void **state)
 {
 	(void)state;
-	expect_error(MINIMAL "mtu = 100\n", "mtu", "576 to 9000");
-	expect_error(MINIMAL "mtu = 1500x\n", "mtu", "576 to 9000");
+	expect_error(MINIMAL "mtu = 65001\n", "mtu", "576 to 65000");
+	expect_error(MINIMAL "mtu = 100\n", "mtu", "576 to 65000");
+	expect_error(MINIMAL "mtu = 1500x\n", "mtu", "576 to 65000");
 	expect_error(MINIMAL "rx-ring = 1000\n", "rx-ring", "power of two");
 	expect_error(MINIMAL "tx-ring = 32\n", "tx-ring", "power of two");
 	expect_error(MINIMAL "queues = 0\n", "queues", "1 to 16");
@@ -287,6 +317,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_minimal_gives_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jumbo_mtu_mbufs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_structure, setup, teardown),
