@@ -221,8 +221,7 @@ static size_t frame_udp_payload(const struct rte_mbuf *m)
 }
 
 /* Whether len more bytes fit in the bundle frame m: under the MTU and
- * BUNDLE_MAX_PAYLOAD, and in
- * its one mbuf. */
+ * BUNDLE_MAX_PAYLOAD, and in its one mbuf. */
 static bool bundle_fits(const struct usiw_engine *e, const struct rte_mbuf *m, size_t len)
 {
 	return frame_udp_payload(m) + len <= RTE_MIN(usiw_udp_max_payload(e), BUNDLE_MAX_PAYLOAD) &&
