@@ -939,7 +939,9 @@ static int parse_arg(const char *key, const char *value, void *opaque)
 		snprintf(a->socket, sizeof(a->socket), "%s", value);
 	} else if (!strcmp(key, "bsize")) {
 		unsigned long v = strtoul(value, &end, 10);
-		if (*end || v < 1024 || v > UINT16_MAX)
+		/* Buffers follow each other in the region: a multiple of a
+		 * cache line keeps every frame's headers aligned. */
+		if (*end || v < 1024 || v > UINT16_MAX || v % RTE_CACHE_LINE_SIZE)
 			return -1;
 		a->bsize = (uint32_t)v;
 	} else if (!strcmp(key, "rsize")) {
@@ -955,7 +957,7 @@ int usiw_memif_port_parse(const char *device, struct usiw_memif_port_args *a, ch
 			  size_t errlen)
 {
 	static const char *const keys[] = { "role", "socket", "bsize", "rsize", NULL };
-	const char *usage = "memif:role=server|client,socket=PATH[,bsize=1024..65535]"
+	const char *usage = "memif:role=server|client,socket=PATH[,bsize=1024..65472, a multiple of 64]"
 			    "[,rsize=4..14 (log2 of the slots per ring)]";
 
 	memset(a, 0, sizeof(*a));

@@ -90,10 +90,14 @@ expect "memif peer never connects (client)" 4 "memif peer did not connect within
 	env USIW_CONFIG=$tmp/orphan.conf "$pingpong" client 10.77.0.1
 
 # usiw's own memif port (libusiw/memif_port.c): an argument it does not know,
-# a client with no server, a socket another server listens on.
+# a buffer size that would misalign frames, a client with no server, a
+# socket another server listens on.
 conf "$tmp/badown.conf" w "memif:role=server,socket=$tmp/w.sock,bsize=huge"
 expect "usiw memif: bad argument" 2 "expected memif:role=server\|client,socket=PATH" \
 	env USIW_CONFIG=$tmp/badown.conf "$pingpong" server
+conf "$tmp/oddown.conf" w "memif:role=client,socket=$tmp/w.sock,bsize=9000"
+expect "usiw memif: bsize not a multiple of 64" 2 "bsize=1024..65472, a multiple of 64" \
+	env USIW_CONFIG=$tmp/oddown.conf "$pingpong" client 10.77.0.1
 conf "$tmp/ownorphan.conf" x "memif:role=client,socket=$tmp/x.sock"
 expect "usiw memif: peer never connects (client)" 4 \
 	"memif peer did not connect within 1 s: no memif server is listening on $tmp/x.sock" \
