@@ -70,6 +70,7 @@
 #define BYE_SEQ UINT32_MAX
 #define RESEND_NS (200 * 1000000LL)
 #define MAX_RESENDS 10
+#define LINGER_NS (RESEND_NS + RESEND_NS / 2)
 #define MAX_SIZES 16
 #define WARMUP 200
 
@@ -256,8 +257,12 @@ static int run_server(struct usiw_engine *e, uint16_t port, int timeout_s, bool 
 	}
 	while (!(s->byes >= clients && (!keep_serving || stop_requested)) && now_ns() < deadline)
 		usiw_engine_progress(e);
-	/* Let the echo of the goodbye leave. */
-	usiw_engine_progress(e);
+	/* Keep echoing for a while after the goodbye: over memif the echo is
+	 * in a ring that the peer resets when this process exits, so a client
+	 * not scheduled between the echo and the exit would lose it (seen in
+	 * CI with both sides sharing a CPU); a resent goodbye is echoed too. */
+	for (const int64_t linger_end = now_ns() + LINGER_NS; now_ns() < linger_end;)
+		usiw_engine_progress(e);
 	const bool all_came = s->byes >= clients;
 	printf("server: echoed %lu datagrams (%lu on the bundling ports) to %u client(s)%s\n",
 	       (unsigned long)(s->echoed + mux[0]->echoed + mux[1]->echoed),
