@@ -8,14 +8,17 @@
  *   raw-dpdk [--config FILE] server [--place]
  *       echoes ping messages and counts streamed frames (prints one 'stream'
  *       line per streamed size) until the client says quit.  --place: also
- *       copies each streamed frame's payload once, to its place in a buffer
+ *       copies each received frame's payload once, to its place in a buffer
  *       of the message's size, as any receiver that puts data in memory
  *       (an RDMA receiver into its memory region) must.
  *   raw-dpdk [--config FILE] client pingpong|stream --sizes S1,S2,...
- *            [--iters N] [--warmup N] [--seconds T]
+ *            [--iters N] [--warmup N] [--seconds T] [--place]
  *       pingpong: a message of S bytes goes as ceil(S / mtu) frames; the
  *       server echoes it once all its frames are in; one line per size with
- *       the half round trip (median, p99, mean).
+ *       the half round trip (median, p99, mean).  --place (with a server
+ *       --place): each side places the frames it receives, as above, so
+ *       that the payload crosses to the other side; without it neither side
+ *       reads more of a frame than its headers.
  *       stream: frames of min(S, mtu) bytes of payload as fast as the link
  *       takes them for T seconds; the server prints what arrived.
  *
@@ -241,15 +244,16 @@ struct stream_count {
 	uint64_t frames, bytes, first, last;
 };
 
-/* --place: where streamed messages are put, one message's size. */
+/* --place: where received messages are put, one message's size. */
 struct placement {
 	uint8_t *buf;
 	uint32_t size;
 };
 
 /* Copies the frame's payload (after the Ethernet header, message_bytes_per_frame
- * bytes) to where frame number 'frame' of the stream belongs in a message:
- * the stream is messages of frames_for(size) frames back to back. */
+ * bytes) to where frame number 'frame' belongs in a message: a stream is
+ * messages of frames_for(size) frames back to back, and a ping or pong
+ * message's frame says its index. */
 static void place_frame(const struct link *l, struct placement *p, struct rte_mbuf *m,
 			uint32_t size, uint64_t frame)
 {
@@ -314,6 +318,8 @@ static void run_server(const struct link *l, bool place)
 			enum frame_kind kind = h->kind;
 			if (place && kind == KIND_STREAM)
 				place_frame(l, &placement, rx[i], size, stream.frames);
+			if (place && kind == KIND_PING)
+				place_frame(l, &placement, rx[i], size, rte_be_to_cpu_16(h->index));
 			rte_pktmbuf_free(rx[i]);
 			switch (kind) {
 			case KIND_PING:
@@ -359,8 +365,10 @@ static int compare_u64(const void *a, const void *b)
 }
 
 /* One round trip of a message of 'size' bytes: cycles, or 0 if a frame was
- * lost (PING_TIMEOUT_MS without the whole echo). */
-static uint64_t round_trip(const struct link *l, uint32_t seq, uint32_t size)
+ * lost (PING_TIMEOUT_MS without the whole echo).  placement: where the
+ * echo's frames are placed (--place), or NULL. */
+static uint64_t round_trip(const struct link *l, uint32_t seq, uint32_t size,
+			   struct placement *placement)
 {
 	uint32_t want = frames_for(l, size), got = 0;
 	struct rte_mbuf *rx[BURST];
@@ -371,8 +379,11 @@ static uint64_t round_trip(const struct link *l, uint32_t seq, uint32_t size)
 		uint16_t n = link_rx(l, rx, BURST);
 		for (uint16_t i = 0; i < n; i++) {
 			const struct bench_hdr *h = frame_hdr(rx[i]);
-			if (h && h->kind == KIND_PONG && rte_be_to_cpu_32(h->seq) == seq)
+			if (h && h->kind == KIND_PONG && rte_be_to_cpu_32(h->seq) == seq) {
+				if (placement)
+					place_frame(l, placement, rx[i], size, rte_be_to_cpu_16(h->index));
 				got++;
+			}
 			rte_pktmbuf_free(rx[i]);
 		}
 		if (n == 0 && now_cycles() > deadline)
@@ -382,8 +393,9 @@ static uint64_t round_trip(const struct link *l, uint32_t seq, uint32_t size)
 }
 
 static void run_pingpong(const struct link *l, const uint32_t *sizes, int nsizes,
-			 unsigned int iters, unsigned int warmup)
+			 unsigned int iters, unsigned int warmup, bool place)
 {
+	struct placement placement = {0};
 	uint64_t *rtt = calloc(iters, sizeof(*rtt));
 	if (!rtt)
 		die("out of memory");
@@ -391,7 +403,7 @@ static void run_pingpong(const struct link *l, const uint32_t *sizes, int nsizes
 	for (int s = 0; s < nsizes; s++) {
 		unsigned int lost = 0, done = 0;
 		for (unsigned int i = 0; i < warmup + iters && lost <= MAX_LOST; i++) {
-			uint64_t c = round_trip(l, seq++, sizes[s]);
+			uint64_t c = round_trip(l, seq++, sizes[s], place ? &placement : NULL);
 			if (c == 0) {
 				lost++;
 				i--;
@@ -418,6 +430,7 @@ static void run_pingpong(const struct link *l, const uint32_t *sizes, int nsizes
 		fflush(stdout);
 	}
 	free(rtt);
+	free(placement.buf);
 }
 
 static void run_stream(const struct link *l, const uint32_t *sizes, int nsizes, double seconds)
@@ -632,7 +645,7 @@ static void usage(void)
 {
 	fputs("usage: raw-dpdk [--config FILE] server [--place]\n"
 	      "       raw-dpdk [--config FILE] client pingpong|stream --sizes S1,S2,...\n"
-	      "                [--iters N] [--warmup N] [--seconds T]\n"
+	      "                [--iters N] [--warmup N] [--seconds T] [--place (pingpong)]\n"
 	      "FILE (default: $USIW_CONFIG) is a usiw config: its [eal] args, [port] device\n"
 	      "and [port] mtu are used.\n", stderr);
 	exit(2);
@@ -671,10 +684,9 @@ int main(int argc, char **argv)
 	if (!config || !role)
 		usage();
 	bool server = !strcmp(role, "server");
-	if (place && !server)
-		usage();
 	if (!server && (strcmp(role, "client") || !mode || nsizes == 0 || iters == 0 ||
-			!(seconds > 0) || (strcmp(mode, "pingpong") && strcmp(mode, "stream"))))
+			!(seconds > 0) || (strcmp(mode, "pingpong") && strcmp(mode, "stream")) ||
+			(place && strcmp(mode, "pingpong"))))
 		usage();
 
 	struct link l = { 0 };
@@ -683,7 +695,7 @@ int main(int argc, char **argv)
 		run_server(&l, place);
 	} else {
 		if (!strcmp(mode, "pingpong"))
-			run_pingpong(&l, sizes, nsizes, iters, warmup);
+			run_pingpong(&l, sizes, nsizes, iters, warmup, place);
 		else
 			run_stream(&l, sizes, nsizes, seconds);
 		send_control(&l, KIND_QUIT, 0);
