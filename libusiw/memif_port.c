@@ -837,6 +837,27 @@ static uint8_t *tx_buffer(const struct memif_conn *c, uint16_t slot, uint32_t *r
 	return c->regions[region].addr + off;
 }
 
+/* A piece of RING_COPY_BULK_MIN bytes or more into the ring, the way the
+ * port's chooser says (libusiw/ring_copy.h). */
+static void copy_bulk_piece(struct ring_copy_chooser *chooser, uint8_t *dst, const uint8_t *src,
+			    uint32_t len)
+{
+	switch (ring_copy_next_piece(chooser)) {
+	case RING_COPY_PIECE_CACHED:
+		rte_memcpy(dst, src, len);
+		break;
+	case RING_COPY_PIECE_STREAMING:
+		ring_copy_streaming(dst, src, len);
+		break;
+	case RING_COPY_PIECE_TIMED: {
+		const uint64_t t = rte_rdtsc();
+		ring_copy_streaming(dst, src, len);
+		ring_copy_sampled(chooser, rte_rdtsc() - t, len);
+		break;
+	}
+	}
+}
+
 uint16_t usiw_memif_port_tx(struct usiw_memif_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct memif_conn *c = conn_of(p);
@@ -890,15 +911,7 @@ uint16_t usiw_memif_port_tx(struct usiw_memif_port *p, struct rte_mbuf **pkts, u
 				} else {
 					if (!bulk)
 						bulk_start = rte_rdtsc();
-					if (ring_copy_mode(&p->copy) == RING_COPY_STREAMING) {
-						ring_copy_streaming(buf + used, src, k);
-					} else if (ring_copy_sample_due(&p->copy)) {
-						const uint64_t t = rte_rdtsc();
-						ring_copy_streaming(buf + used, src, k);
-						ring_copy_sampled(&p->copy, rte_rdtsc() - t, k);
-					} else {
-						rte_memcpy(buf + used, src, k);
-					}
+					copy_bulk_piece(&p->copy, buf + used, src, k);
 					bulk += k;
 				}
 				used += k;

@@ -27,7 +27,6 @@
 #ifndef USIW_RING_COPY_H
 #define USIW_RING_COPY_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,18 +63,27 @@ static inline enum ring_copy_mode ring_copy_mode(const struct ring_copy_chooser 
 	return c->used;
 }
 
+/* How the next bulk piece is to be copied: as the mode in use says, or, in
+ * the cached mode when a timing is due, with streaming stores and timed
+ * (ring_copy_sampled). */
+enum ring_copy_piece {
+	RING_COPY_PIECE_CACHED,
+	RING_COPY_PIECE_STREAMING,
+	RING_COPY_PIECE_TIMED,
+};
+
+static inline enum ring_copy_piece ring_copy_next_piece(const struct ring_copy_chooser *c)
+{
+	if (c->used == RING_COPY_STREAMING)
+		return RING_COPY_PIECE_STREAMING;
+	return c->until_sample ? RING_COPY_PIECE_CACHED : RING_COPY_PIECE_TIMED;
+}
+
 /* After a burst that copied `bytes` bulk bytes (pieces of RING_COPY_BULK_MIN
  * or more) and ended at time `now`, `copying` cycles after its first bulk
  * piece began: ends the window when it is full, and then decides whether to
  * probe the other mode, or to keep or switch after a probe. */
 void ring_copy_account(struct ring_copy_chooser *c, uint64_t now, uint64_t bytes, uint64_t copying);
-
-/* Whether the next bulk piece should be copied with streaming stores and
- * timed (ring_copy_sampled), while the cached copy is in use. */
-static inline bool ring_copy_sample_due(const struct ring_copy_chooser *c)
-{
-	return c->used == RING_COPY_CACHED && c->until_sample == 0;
-}
 
 /* A bulk piece of `bytes` copied with streaming stores took `cycles`. */
 void ring_copy_sampled(struct ring_copy_chooser *c, uint64_t cycles, uint64_t bytes);

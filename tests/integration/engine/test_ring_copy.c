@@ -73,25 +73,27 @@ static void sim_init(struct sim *s)
 	s->now = 12345;
 }
 
-/* One burst as the port makes it: a timed streaming piece when one is
- * due, else the mode in use. */
+/* One burst of one piece, copied as the port copies it
+ * (ring_copy_next_piece). */
 static void sim_burst(struct sim *s, const struct placement *p, uint64_t pause)
 {
 	const enum ring_copy_mode m = ring_copy_mode(&s->c);
-	unsigned e2e, copy;
+	unsigned e2e = p->cached_e2e, copy = p->cached_copy;
 
 	s->now += pause;
-	if (ring_copy_sample_due(&s->c)) {
+	switch (ring_copy_next_piece(&s->c)) {
+	case RING_COPY_PIECE_CACHED:
+		break;
+	case RING_COPY_PIECE_STREAMING:
+		e2e = p->streaming_e2e;
+		copy = p->streaming_copy;
+		break;
+	case RING_COPY_PIECE_TIMED:
 		ring_copy_sampled(&s->c, (uint64_t)p->streaming_alone * BURST / 1000, BURST);
 		e2e = p->streaming_e2e;
 		copy = p->streaming_alone;
 		s->samples++;
-	} else if (m == RING_COPY_STREAMING) {
-		e2e = p->streaming_e2e;
-		copy = p->streaming_copy;
-	} else {
-		e2e = p->cached_e2e;
-		copy = p->cached_copy;
+		break;
 	}
 	s->bursts[m]++;
 	s->now += (uint64_t)e2e * BURST / 1000;
